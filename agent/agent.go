@@ -1,0 +1,160 @@
+// Package agent is the domain of nanobot: messages, tools, the model
+// provider contract and the single-level ReAct loop that ties them together.
+// It imports no other package of this module and knows nothing of Telegram,
+// SQLite or any particular model API.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Role is the author of a message in a conversation.
+type Role string
+
+// The roles of the chat-completion protocol.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// ToolCall is one function call the model asked for.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the JSON text exactly as the model wrote it; it may be invalid.
+	Arguments string `json:"arguments"`
+}
+
+// Usage counts the tokens of one model call.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Total is prompt plus completion tokens.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens}
+}
+
+// Message is one entry of a conversation.
+type Message struct {
+	Role    Role
+	Content string
+	// Images are data: URLs sent to vision-capable models with a user message.
+	Images []string
+	// ToolCalls are set on assistant messages that ask for tools.
+	ToolCalls []ToolCall
+	// ToolCallID and Name are set on tool results.
+	ToolCallID string
+	Name       string
+	CreatedAt  time.Time
+	// Usage is set on assistant messages: what the call that produced it cost.
+	Usage Usage
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is a JSON Schema object.
+	Parameters json.RawMessage
+}
+
+// Request is one chat completion request.
+type Request struct {
+	Messages []Message
+	Tools    []ToolSpec
+	// ForceTool, when set, names the tool the model must call.
+	ForceTool string
+}
+
+// Response is the model's reply to a Request.
+type Response struct {
+	Message Message
+	Usage   Usage
+}
+
+// Provider sends one non-streaming chat completion to a model.
+type Provider interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// Tool is something the model can call. A failure the model should see is
+// returned as an error and becomes an "Error: ..." result; it never ends the
+// turn.
+type Tool interface {
+	Spec() ToolSpec
+	Run(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// History stores the messages of sessions.
+type History interface {
+	// Recent returns at most limit of the session's newest live messages,
+	// oldest first, starting at a user message.
+	Recent(ctx context.Context, session string, limit int) ([]Message, error)
+	// Append persists messages at the end of the session.
+	Append(ctx context.Context, session string, msgs ...Message) error
+}
+
+// Turn identifies one run of the loop: who asked, in which conversation.
+type Turn struct {
+	ID      string // unique per turn; appears on every log line of the turn
+	Session string // "channel:chat_id"
+	Channel string // "telegram", "cli"
+	ChatID  string
+	// SenderID and SenderName identify the person who wrote the message.
+	SenderID   string
+	SenderName string
+}
+
+type turnKey struct{}
+
+// WithTurn returns a context that carries t, for tools that need to know
+// which chat they serve.
+func WithTurn(ctx context.Context, t Turn) context.Context {
+	return context.WithValue(ctx, turnKey{}, t)
+}
+
+// TurnFrom returns the turn carried by ctx.
+func TurnFrom(ctx context.Context) (Turn, bool) {
+	t, ok := ctx.Value(turnKey{}).(Turn)
+	return t, ok
+}
+
+// ToolEvent is the record of one tool call, for the audit trail. The loop
+// fills in the call; tools that judge or run something (exec) add what they
+// decided through EventFrom.
+type ToolEvent struct {
+	Turn     Turn
+	Tool     string
+	Args     string
+	Result   string
+	Failed   bool
+	Duration time.Duration
+	// Set by tools that apply a policy.
+	Verdict  string // "allow" | "ask" | "deny"
+	Category string
+	Reason   string
+	Approver string
+	ExitCode int
+}
+
+type eventKey struct{}
+
+// WithEvent returns a context carrying ev for the tool being run.
+func WithEvent(ctx context.Context, ev *ToolEvent) context.Context {
+	return context.WithValue(ctx, eventKey{}, ev)
+}
+
+// EventFrom returns the audit record of the running tool call, or nil.
+func EventFrom(ctx context.Context) *ToolEvent {
+	ev, _ := ctx.Value(eventKey{}).(*ToolEvent)
+	return ev
+}

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Token counts are estimated: about four characters a token for text, a
+// fixed cost per message and per image. Good enough to stay inside a
+// budget with a margin; no tokenizer is shipped.
+const (
+	perMessageTokens = 4
+	perImageTokens   = 800
+)
+
+// EstimateTokens returns the estimated size of a message.
+func EstimateTokens(m Message) int {
+	n := perMessageTokens + textTokens(m.Content) + len(m.Images)*perImageTokens
+	for _, c := range m.ToolCalls {
+		n += textTokens(c.Name) + textTokens(c.Arguments) + perMessageTokens
+	}
+	return n
+}
+
+func textTokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+
+func specsTokens(specs []ToolSpec) int {
+	n := 0
+	for _, s := range specs {
+		n += textTokens(s.Name) + textTokens(s.Description) + len(s.Parameters)/4 + perMessageTokens
+	}
+	return n
+}
+
+// fit builds the messages of a request: the system prompt and the newest
+// history that fits the budget, cut only where a user message starts so a
+// tool call is never separated from its results.
+func fit(system string, history []Message, specs []ToolSpec, cfg Config) []Message {
+	sys := Message{Role: RoleSystem, Content: system}
+	avail := cfg.ContextTokens - cfg.ReserveTokens - EstimateTokens(sys) - specsTokens(specs)
+	start, used := len(history), 0
+	cut := -1 // the earliest user message from which everything fits
+	for i := len(history) - 1; i >= 0; i-- {
+		used += EstimateTokens(history[i])
+		if used > avail {
+			break
+		}
+		if history[i].Role == RoleUser {
+			cut = i
+		}
+	}
+	if cut >= 0 {
+		start = cut
+	} else {
+		start = lastUser(history)
+	}
+	out := make([]Message, 0, len(history)-start+1)
+	out = append(out, sys)
+	out = append(out, history[start:]...)
+	if cut < 0 {
+		shrink(out[1:], avail)
+	}
+	return out
+}
+
+func lastUser(msgs []Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleUser {
+			return i
+		}
+	}
+	return len(msgs)
+}
+
+// shrink cuts the largest tool results of a turn that alone exceeds the
+// budget, so the request still fits. The messages are copies; the session
+// keeps the full results.
+func shrink(msgs []Message, avail int) {
+	total := 0
+	for _, m := range msgs {
+		total += EstimateTokens(m)
+	}
+	for total > avail {
+		big := -1
+		for i, m := range msgs {
+			if m.Role == RoleTool && (big < 0 || len(m.Content) > len(msgs[big].Content)) {
+				big = i
+			}
+		}
+		if big < 0 || utf8.RuneCountInString(msgs[big].Content) < 400 {
+			return
+		}
+		before := EstimateTokens(msgs[big])
+		keep := utf8.RuneCountInString(msgs[big].Content) / 2
+		msgs[big].Content = Truncate(msgs[big].Content, keep)
+		total -= before - EstimateTokens(msgs[big])
+	}
+}
+
+// ContextUsage estimates how many tokens the next request of the turn's
+// session would use, against the configured budget.
+func (l *Loop) ContextUsage(ctx context.Context, t Turn) (used, limit int, err error) {
+	s := l.current()
+	msgs, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read session: %w", err)
+	}
+	system, err := l.systemPrompt(ctx, s, t)
+	if err != nil {
+		return 0, 0, err
+	}
+	used = specsTokens(s.specs)
+	for _, m := range fit(system, msgs, s.specs, s.cfg) {
+		used += EstimateTokens(m)
+	}
+	return used, s.cfg.ContextTokens, nil
+}

@@ -1,0 +1,423 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config holds the loop's limits and prompts. It can be replaced while the
+// daemon runs (Reconfigure); a running turn keeps the one it started with.
+type Config struct {
+	MaxIterations    int
+	ReflectionPrompt string
+	SystemPrompt     string // extra instructions appended to the built-in prompt
+	Workspace        string
+	TurnTimeout      time.Duration
+	MaxToolOutput    int // characters kept of a tool result (head and tail)
+	ContextTokens    int // the budget of one request
+	ReserveTokens    int // kept free for the model's answer
+	HistoryLimit     int // messages read from the session per turn
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxIterations <= 0 {
+		c.MaxIterations = 20
+	}
+	if c.TurnTimeout <= 0 {
+		c.TurnTimeout = 10 * time.Minute
+	}
+	if c.MaxToolOutput <= 0 {
+		c.MaxToolOutput = 10000
+	}
+	if c.ContextTokens <= 0 {
+		c.ContextTokens = 32000
+	}
+	if c.HistoryLimit <= 0 {
+		c.HistoryLimit = 200
+	}
+	return c
+}
+
+// MemorySource gives the long-term memory document for a turn.
+type MemorySource interface {
+	Memory(ctx context.Context, t Turn) (string, error)
+}
+
+// Hooks observe the loop for metrics, usage accounting and the audit trail.
+// All are optional and must be quick.
+type Hooks struct {
+	ModelCall func(ctx context.Context, t Turn, d time.Duration, u Usage, err error)
+	ToolCall  func(ctx context.Context, ev ToolEvent)
+}
+
+// Result is the outcome of a turn.
+type Result struct {
+	Text       string
+	Iterations int // model calls with tools offered
+	ToolCalls  int
+	Stop       StopReason
+	Usage      Usage
+}
+
+// StopReason says why a turn ended.
+type StopReason string
+
+// Stop reasons.
+const (
+	StopAnswered StopReason = "answered"       // the model gave a final answer
+	StopLimit    StopReason = "max_iterations" // wrapped up after max_iterations
+	StopLoop     StopReason = "loop"           // the same call and result repeated
+	StopTimeout  StopReason = "timeout"        // the turn deadline passed
+	StopFailed   StopReason = "failed"         // the model could not be reached
+)
+
+// Loop is nanobot's single-level ReAct loop.
+type Loop struct {
+	history History
+	memory  MemorySource
+	hooks   Hooks
+	logger  *slog.Logger
+	now     func() time.Time
+	redact  func(string) string
+
+	mu    sync.RWMutex
+	setup setup
+}
+
+type setup struct {
+	provider Provider
+	tools    map[string]Tool
+	specs    []ToolSpec
+	cfg      Config
+}
+
+// Option configures a Loop.
+type Option func(*Loop)
+
+// WithMemory injects long-term memory into every system prompt.
+func WithMemory(m MemorySource) Option { return func(l *Loop) { l.memory = m } }
+
+// WithHooks sets observers.
+func WithHooks(h Hooks) Option { return func(l *Loop) { l.hooks = h } }
+
+// WithLogger sets the logger.
+func WithLogger(lg *slog.Logger) Option { return func(l *Loop) { l.logger = lg } }
+
+// WithClock sets the clock used in prompts and timestamps.
+func WithClock(now func() time.Time) Option { return func(l *Loop) { l.now = now } }
+
+// WithRedactor removes secrets from tool results before anyone sees them.
+func WithRedactor(r func(string) string) Option { return func(l *Loop) { l.redact = r } }
+
+// New returns a loop over the given provider, history and tools.
+func New(p Provider, h History, tools []Tool, cfg Config, opts ...Option) *Loop {
+	l := &Loop{history: h, logger: slog.New(slog.DiscardHandler), now: time.Now, redact: func(s string) string { return s }}
+	for _, o := range opts {
+		o(l)
+	}
+	l.Reconfigure(p, tools, cfg)
+	return l
+}
+
+// Reconfigure swaps the provider, tools and limits for turns that start
+// from now on.
+func (l *Loop) Reconfigure(p Provider, tools []Tool, cfg Config) {
+	s := setup{provider: p, tools: make(map[string]Tool, len(tools)), cfg: cfg.withDefaults()}
+	for _, t := range tools {
+		spec := t.Spec()
+		s.tools[spec.Name] = t
+		s.specs = append(s.specs, spec)
+	}
+	l.mu.Lock()
+	l.setup = s
+	l.mu.Unlock()
+}
+
+func (l *Loop) current() setup {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.setup
+}
+
+// Run answers one user message: it records the message, then calls the
+// model and its tools until there is an answer or a limit is reached.
+// When the model cannot be reached, Result.Text still holds an honest
+// sentence for the user and the error says why.
+func (l *Loop) Run(ctx context.Context, t Turn, in Message) (Result, error) {
+	in.Role = RoleUser
+	if in.CreatedAt.IsZero() {
+		in.CreatedAt = l.now()
+	}
+	if err := l.history.Append(ctx, t.Session, in); err != nil {
+		return Result{}, fmt.Errorf("record user message: %w", err)
+	}
+	return l.continueTurn(ctx, t)
+}
+
+// Resume finishes a turn that a crash interrupted. It never re-runs a tool
+// call: calls without a recorded result are closed with an error result.
+// If the session already ends with an answer, that answer is returned.
+func (l *Loop) Resume(ctx context.Context, t Turn) (Result, error) {
+	s := l.current()
+	msgs, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
+	if err != nil {
+		return Result{}, fmt.Errorf("read session: %w", err)
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleAssistant && len(msgs[n-1].ToolCalls) == 0 {
+		return Result{Text: msgs[n-1].Content, Stop: StopAnswered}, nil
+	}
+	if repair := interrupted(msgs, l.now()); len(repair) > 0 {
+		if err := l.history.Append(ctx, t.Session, repair...); err != nil {
+			return Result{}, fmt.Errorf("record interrupted calls: %w", err)
+		}
+	}
+	return l.continueTurn(ctx, t)
+}
+
+// interrupted returns results for the tool calls of the last assistant
+// message that have none: the first may have run, the others did not.
+func interrupted(msgs []Message, now time.Time) []Message {
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 || len(msgs[last].ToolCalls) == 0 {
+		return nil
+	}
+	done := make(map[string]bool)
+	for _, m := range msgs[last+1:] {
+		if m.Role == RoleTool {
+			done[m.ToolCallID] = true
+		}
+	}
+	var out []Message
+	for _, c := range msgs[last].ToolCalls {
+		if done[c.ID] {
+			continue
+		}
+		text := "Error: interrupted by a restart; outcome unknown"
+		if len(out) > 0 {
+			text = "Error: not run: interrupted by a restart"
+		}
+		out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text, CreatedAt: now})
+	}
+	return out
+}
+
+func (l *Loop) continueTurn(ctx context.Context, t Turn) (Result, error) {
+	s := l.current()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.TurnTimeout)
+	defer cancel()
+	log := l.logger.With("turn_id", t.ID, "session", t.Session)
+
+	msgs, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
+	if err != nil {
+		return Result{}, fmt.Errorf("read session: %w", err)
+	}
+	system, err := l.systemPrompt(ctx, s, t)
+	if err != nil {
+		return Result{}, err
+	}
+
+	var res Result
+	var repeats loopDetector
+	for res.Iterations < s.cfg.MaxIterations {
+		req := Request{Messages: fit(system, msgs, s.specs, s.cfg), Tools: s.specs}
+		reply, err := l.complete(ctx, s, t, req, &res)
+		if err != nil {
+			return l.failed(ctx, s, t, msgs, system, &res, err)
+		}
+		res.Iterations++
+		if err := l.record(ctx, t, &msgs, reply); err != nil {
+			return res, err
+		}
+		if len(reply.ToolCalls) == 0 {
+			res.Text, res.Stop = reply.Content, StopAnswered
+			return res, nil
+		}
+		for _, call := range reply.ToolCalls {
+			out := l.runTool(ctx, s, t, call)
+			res.ToolCalls++
+			log.Debug("tool call", "tool", call.Name, "bytes", len(out))
+			if err := l.record(ctx, t, &msgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: out}); err != nil {
+				return res, err
+			}
+			repeats.add(call, out)
+		}
+		if ctx.Err() != nil {
+			return l.failed(ctx, s, t, msgs, system, &res, ctx.Err())
+		}
+		if repeats.looping() {
+			log.Warn("tool loop detected", "tool", reply.ToolCalls[0].Name)
+			return l.wrapUp(ctx, s, t, msgs, system, &res, StopLoop,
+				"You have called the same tool with the same arguments and got the same result three times in a row, so this turn is being stopped.")
+		}
+		if s.cfg.ReflectionPrompt != "" {
+			if err := l.record(ctx, t, &msgs, Message{Role: RoleUser, Content: s.cfg.ReflectionPrompt}); err != nil {
+				return res, err
+			}
+		}
+	}
+	log.Info("max iterations reached", "iterations", res.Iterations)
+	return l.wrapUp(ctx, s, t, msgs, system, &res, StopLimit,
+		fmt.Sprintf("You have used all %d steps of this turn.", s.cfg.MaxIterations))
+}
+
+// record persists m and appends it to the turn's messages.
+func (l *Loop) record(ctx context.Context, t Turn, msgs *[]Message, m Message) error {
+	m.CreatedAt = l.now()
+	if err := l.history.Append(ctx, t.Session, m); err != nil {
+		return fmt.Errorf("record %s message: %w", m.Role, err)
+	}
+	*msgs = append(*msgs, m)
+	return nil
+}
+
+func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *Result) (Message, error) {
+	start := time.Now()
+	resp, err := s.provider.Complete(ctx, req)
+	if l.hooks.ModelCall != nil {
+		l.hooks.ModelCall(ctx, t, time.Since(start), resp.Usage, err)
+	}
+	if err != nil {
+		return Message{}, err
+	}
+	res.Usage = res.Usage.Add(resp.Usage)
+	m := resp.Message
+	m.Role = RoleAssistant
+	m.Usage = resp.Usage
+	return m, nil
+}
+
+// wrapUp makes one last call without tools so the model tells the user
+// what it did and what is left.
+func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, msgs []Message, system string, res *Result, why StopReason, reason string) (Result, error) {
+	res.Stop = why
+	if err := ctx.Err(); err != nil {
+		// Only the turn's own deadline earns a summary; a cancelled turn
+		// (stopped by the user, or the daemon shutting down) ends here.
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return *res, fmt.Errorf("turn interrupted: %w", err)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+	}
+	ask := Message{Role: RoleUser, Content: reason + " Do not call any tools. Tell the user plainly what you have done so far, what is not done, and what they could do next."}
+	req := Request{Messages: append(fit(system, msgs, nil, s.cfg), ask)}
+	reply, err := l.complete(ctx, s, t, req, res)
+	if err != nil || strings.TrimSpace(reply.Content) == "" {
+		res.Text = stoppedText(why, res, s.cfg.MaxIterations)
+	} else {
+		res.Text = reply.Content
+	}
+	if err := l.record(ctx, t, &msgs, Message{Role: RoleAssistant, Content: res.Text, Usage: reply.Usage}); err != nil {
+		return *res, err
+	}
+	return *res, nil
+}
+
+// failed ends a turn whose model call failed or whose deadline passed.
+func (l *Loop) failed(ctx context.Context, s setup, t Turn, msgs []Message, system string, res *Result, err error) (Result, error) {
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && res.Iterations > 0 {
+		return l.wrapUp(ctx, s, t, msgs, system, res, StopTimeout, "The time for this turn is up.")
+	}
+	if ctx.Err() != nil {
+		return *res, fmt.Errorf("turn interrupted: %w", ctx.Err())
+	}
+	res.Stop = StopFailed
+	res.Text = unavailableText(err, res)
+	return *res, fmt.Errorf("model call: %w", err)
+}
+
+func stoppedText(why StopReason, res *Result, max int) string {
+	switch why {
+	case StopLoop:
+		return fmt.Sprintf("I stopped because I was repeating the same step without progress (%d tool calls made). The task is not finished; please rephrase or give me more details.", res.ToolCalls)
+	case StopTimeout:
+		return fmt.Sprintf("I ran out of time for this request after %d steps and %d tool calls. The task is not finished.", res.Iterations, res.ToolCalls)
+	default:
+		return fmt.Sprintf("I stopped after %d steps (the limit is %d) with %d tool calls made, and could not summarise the result. The task is not finished; ask me to continue.", res.Iterations, max, res.ToolCalls)
+	}
+}
+
+func unavailableText(err error, res *Result) string {
+	var ue interface{ UserMessage() string }
+	reason := "the model service did not answer"
+	if errors.As(err, &ue) {
+		reason = ue.UserMessage()
+	}
+	if res.ToolCalls > 0 {
+		return fmt.Sprintf("Sorry, I could not finish: %s. I had already made %d tool calls for this request. Your message is saved; please try again later.", reason, res.ToolCalls)
+	}
+	return fmt.Sprintf("Sorry, I cannot answer right now: %s. Your message is saved; please try again later.", reason)
+}
+
+// runTool runs one call and turns every failure into a result the model
+// can read. It never panics.
+func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out string) {
+	ev := &ToolEvent{Turn: t, Tool: call.Name, Args: l.redact(call.Arguments)}
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			out = fmt.Sprintf("Error: tool %s crashed: %v", call.Name, p)
+			l.logger.Error("tool panic", "turn_id", t.ID, "tool", call.Name, "panic", fmt.Sprint(p))
+		}
+		ev.Duration = time.Since(start)
+		ev.Result = out
+		ev.Failed = strings.HasPrefix(out, "Error:")
+		if l.hooks.ToolCall != nil {
+			l.hooks.ToolCall(ctx, *ev)
+		}
+	}()
+
+	tool, ok := s.tools[call.Name]
+	if !ok {
+		names := make([]string, 0, len(s.tools))
+		for n := range s.tools {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(names, ", "))
+	}
+	args := json.RawMessage(call.Arguments)
+	if strings.TrimSpace(call.Arguments) == "" {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		return "Error: the arguments are not valid JSON; send a JSON object that matches the tool's schema"
+	}
+	text, err := tool.Run(WithEvent(WithTurn(ctx, t), ev), args)
+	if err != nil {
+		return Truncate(l.redact("Error: "+err.Error()), s.cfg.MaxToolOutput)
+	}
+	return Truncate(l.redact(text), s.cfg.MaxToolOutput)
+}
+
+// loopDetector notices the same call with the same result three times in
+// a row.
+type loopDetector struct {
+	last  string
+	count int
+}
+
+func (d *loopDetector) add(c ToolCall, result string) {
+	key := c.Name + "\x00" + c.Arguments + "\x00" + result
+	if key == d.last {
+		d.count++
+		return
+	}
+	d.last, d.count = key, 1
+}
+
+func (d *loopDetector) looping() bool { return d.count >= 3 }

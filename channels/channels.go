@@ -1,0 +1,47 @@
+// Package channels holds what every chat channel shares: the durable inbox
+// and outbox records that make a daemon lose nothing across crashes.
+package channels
+
+import "time"
+
+// Inbox states.
+const (
+	InboxPending = "pending" // recorded, not yet given to the model
+	InboxStarted = "started" // its turn began; after a crash it is resumed, not re-run
+	InboxDone    = "done"    // answered (the reply is in the outbox)
+)
+
+// InboxItem is an inbound update, recorded before the channel acknowledges it.
+type InboxItem struct {
+	ID         int64  // assigned by the store
+	Channel    string // "telegram"
+	UpdateID   int64  // the channel's own id; unique per channel
+	ChatID     string
+	Payload    []byte // the update exactly as received (JSON)
+	State      string
+	ReceivedAt time.Time
+}
+
+// Outbox states.
+const (
+	OutboxPending = "pending"
+	OutboxSent    = "sent"
+	OutboxFailed  = "failed" // given up on; kept for the record
+)
+
+// OutboxItem is a reply waiting to be delivered until the channel accepts it.
+type OutboxItem struct {
+	ID      int64
+	Channel string
+	ChatID  string
+	// Text is Markdown as the model wrote it (the channel renders it).
+	Text string
+	// ReplyTo is the channel's id of the message being answered (0: none).
+	ReplyTo int64
+	// InboxID links the reply to the inbound message it answers (0: none).
+	InboxID       int64
+	State         string
+	Attempts      int
+	SentMessageID int64 // the channel's id for the delivered message
+	CreatedAt     time.Time
+}
