@@ -1,0 +1,264 @@
+// Package config reads nanobot's config.yaml: defaults, ${VAR} expansion from the environment, a strict
+// decode whose errors name the file, the line and the dotted key, and validation.
+//
+// Only cmd/nanobot imports this package; everything else receives plain values from it.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Config is the effective configuration. Load fills it from config.yaml on top of Default().
+//
+// Relative paths in the file (agent.workspace, storage.path) are resolved against the directory of the
+// file, so after Load they are absolute. Compare two configs with Diff or Changed, or in tests with
+// cmpopts.IgnoreUnexported(config.Config{}): a loaded Config remembers where each key was written.
+type Config struct {
+	// Path is the absolute path of the file the config was loaded from; empty for Default().
+	Path string `yaml:"-"`
+
+	Provider Provider `yaml:"provider"`
+	Agent    Agent    `yaml:"agent"`
+	Storage  Storage  `yaml:"storage"`
+	Memory   Memory   `yaml:"memory"`
+	Tools    Tools    `yaml:"tools"`
+	Channels Channels `yaml:"channels"`
+	Gateway  Gateway  `yaml:"gateway"`
+	Log      Log      `yaml:"log"`
+
+	src *source // where each key was written; nil for Default()
+}
+
+// Provider is the OpenAI-compatible model endpoint.
+type Provider struct {
+	BaseURL            string        `yaml:"base_url"`
+	APIKey             Secret        `yaml:"api_key"`
+	Model              string        `yaml:"model"`
+	Timeout            time.Duration `yaml:"timeout"`     // per request
+	MaxRetries         int           `yaml:"max_retries"` // on 429, 5xx and network errors
+	MaxTokens          int           `yaml:"max_tokens"`  // 0 leaves it to the endpoint
+	Temperature        float64       `yaml:"temperature"` // 0..2
+	Vision             bool          `yaml:"vision"`
+	TranscriptionModel string        `yaml:"transcription_model"` // empty: voice notes are not transcribed
+}
+
+// Agent configures the reasoning loop and the turns it runs.
+type Agent struct {
+	MaxIterations    int           `yaml:"max_iterations"`    // 1..200
+	ReflectionPrompt string        `yaml:"reflection_prompt"` // empty disables it
+	SystemPrompt     string        `yaml:"system_prompt"`     // appended to the built-in prompt
+	Workspace        string        `yaml:"workspace"`         // absolute after Load
+	MaxConcurrent    int           `yaml:"max_concurrent"`    // chats answered in parallel, 1..64
+	ShutdownTimeout  time.Duration `yaml:"shutdown_timeout"`
+	TurnTimeout      time.Duration `yaml:"turn_timeout"`
+	ContextTokens    int           `yaml:"context_tokens"`     // >= 2000
+	DailyTokenBudget int           `yaml:"daily_token_budget"` // per chat and day; 0 = unlimited
+}
+
+// Storage locates the SQLite database.
+type Storage struct {
+	Path string `yaml:"path"` // absolute after Load
+}
+
+// Memory configures long-term memory and consolidation.
+type Memory struct {
+	Scope    string `yaml:"scope"`     // ScopeGlobal or ScopeChat
+	Window   int    `yaml:"window"`    // unconsolidated messages per session, >= 4
+	MaxChars int    `yaml:"max_chars"` // MEMORY size past which consolidation condenses it
+}
+
+// Memory scopes.
+const (
+	ScopeGlobal = "global"
+	ScopeChat   = "chat"
+)
+
+// Tools configures the tools the model may call.
+type Tools struct {
+	RestrictToWorkspace bool `yaml:"restrict_to_workspace"`
+	Exec                Exec `yaml:"exec"`
+	Web                 Web  `yaml:"web"`
+}
+
+// Exec configures the shell tool and its safety policy.
+type Exec struct {
+	Enabled   bool          `yaml:"enabled"`
+	Timeout   time.Duration `yaml:"timeout"`
+	MaxOutput int           `yaml:"max_output"` // characters kept (head and tail)
+	// Deny and Allow hold rules matched against each parsed simple command:
+	// an argv prefix ("git push") or a regular expression after "re:".
+	Deny            []string          `yaml:"deny"`
+	Allow           []string          `yaml:"allow"`
+	Approval        string            `yaml:"approval"` // ApprovalDeny, ApprovalOwner or ApprovalAllow
+	Approver        string            `yaml:"approver"` // numeric Telegram user id; see Config.Owner
+	ApprovalTimeout time.Duration     `yaml:"approval_timeout"`
+	Categories      map[string]string `yaml:"categories"` // safety category → "allow" | "ask" | "deny"
+}
+
+// What an "ask" verdict of the command filter turns into.
+const (
+	ApprovalDeny  = "deny"
+	ApprovalOwner = "owner"
+	ApprovalAllow = "allow"
+)
+
+// Web configures the web tools.
+type Web struct {
+	Enabled      bool          `yaml:"enabled"`
+	AllowPrivate bool          `yaml:"allow_private"` // loopback, private, link-local and metadata addresses
+	Timeout      time.Duration `yaml:"timeout"`
+	MaxBytes     int           `yaml:"max_bytes"`
+}
+
+// Channels groups the chat channels.
+type Channels struct {
+	Telegram Telegram `yaml:"telegram"`
+}
+
+// Telegram configures the Telegram bot.
+type Telegram struct {
+	Enabled bool   `yaml:"enabled"`
+	Token   Secret `yaml:"token"`
+	APIURL  string `yaml:"api_url"`
+	// AllowFrom holds numeric user ids ("123456"), lower-cased usernames with their "@" ("@alice")
+	// and "*" for everybody. Numbers and bare usernames in the file are normalized to these forms.
+	AllowFrom      []string `yaml:"allow_from"`
+	GroupPolicy    string   `yaml:"group_policy"` // GroupMention, GroupAll or GroupIgnore
+	ReplyToMessage bool     `yaml:"reply_to_message"`
+	Mode           string   `yaml:"mode"` // ModePolling or ModeWebhook
+	Webhook        Webhook  `yaml:"webhook"`
+	MaxFileSize    int64    `yaml:"max_file_size"` // bytes
+}
+
+// Group policies.
+const (
+	GroupMention = "mention"
+	GroupAll     = "all"
+	GroupIgnore  = "ignore"
+)
+
+// Telegram update delivery modes.
+const (
+	ModePolling = "polling"
+	ModeWebhook = "webhook"
+)
+
+// Webhook configures Telegram's webhook mode.
+type Webhook struct {
+	URL         string `yaml:"url"`    // public HTTPS URL Telegram posts to
+	Listen      string `yaml:"listen"` // local host:port
+	SecretToken Secret `yaml:"secret_token"`
+}
+
+// Gateway configures the admin endpoint (/healthz, /readyz, /metrics).
+type Gateway struct {
+	Listen string `yaml:"listen"` // host:port; empty = off
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // text | json
+}
+
+// Default returns the configuration that the example config.yaml yields with an empty environment.
+// Paths are as written there, relative; Load makes them absolute.
+func Default() *Config {
+	return &Config{
+		Provider: Provider{
+			BaseURL:     "https://api.openai.com/v1",
+			Model:       "gpt-4o-mini",
+			Timeout:     120 * time.Second,
+			MaxRetries:  3,
+			MaxTokens:   4096,
+			Temperature: 0.2,
+		},
+		Agent: Agent{
+			MaxIterations:    20,
+			ReflectionPrompt: "Reflect on the results and decide next steps.",
+			Workspace:        "./workspace",
+			MaxConcurrent:    4,
+			ShutdownTimeout:  30 * time.Second,
+			TurnTimeout:      10 * time.Minute,
+			ContextTokens:    32000,
+		},
+		Storage: Storage{Path: "./data/nanobot.db"},
+		Memory:  Memory{Scope: ScopeGlobal, Window: 50, MaxChars: 8000},
+		Tools: Tools{
+			RestrictToWorkspace: true,
+			Exec: Exec{
+				Enabled:         true,
+				Timeout:         60 * time.Second,
+				MaxOutput:       10000,
+				Deny:            []string{},
+				Allow:           []string{},
+				Approval:        ApprovalDeny,
+				ApprovalTimeout: 5 * time.Minute,
+				Categories:      map[string]string{},
+			},
+			Web: Web{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 1000000},
+		},
+		Channels: Channels{Telegram: Telegram{
+			Enabled:     true,
+			APIURL:      "https://api.telegram.org",
+			AllowFrom:   []string{},
+			GroupPolicy: GroupMention,
+			Mode:        ModePolling,
+			Webhook:     Webhook{Listen: "127.0.0.1:8443"},
+			MaxFileSize: 20 << 20,
+		}},
+		Gateway: Gateway{Listen: "127.0.0.1:18790"},
+		Log:     Log{Level: "info", Format: "text"},
+	}
+}
+
+// Secret is a credential from the config. It prints and logs as REDACTED so that it cannot leak through
+// fmt or slog by accident; convert it with string(s) at the one place that really sends it.
+type Secret string
+
+const redacted = "REDACTED"
+
+// String returns REDACTED, or "" for an empty secret (so that "not set" stays visible).
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString keeps %#v from printing the value.
+func (s Secret) GoString() string { return fmt.Sprintf("config.Secret(%q)", s.String()) }
+
+// LogValue implements slog.LogValuer.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText keeps encoders (JSON, YAML) from writing the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Error is one problem in a config file. Its text reads "config.yaml:14: agent.max_iterations: must be
+// between 1 and 200"; Line is 0 when the problem is not tied to a line (a key left at its default).
+type Error struct {
+	File    string // the path as given to Load
+	Line    int
+	Key     string // dotted key, e.g. "channels.telegram.token"; empty for malformed YAML
+	Problem string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Key != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Key)
+	}
+	b.WriteString(": ")
+	// One problem per line, always: a joined error is read (and parsed) line by line.
+	b.WriteString(strings.ReplaceAll(e.Problem, "\n", " "))
+	return b.String()
+}
