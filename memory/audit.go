@@ -1,0 +1,181 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nanobot-go/nanobot/agent"
+)
+
+// AuditEntry records one tool call. Args must already be redacted: the store
+// keeps them exactly as given.
+type AuditEntry struct {
+	At       time.Time
+	Session  string
+	Tool     string
+	Args     string
+	Verdict  string // "allow" | "ask" | "deny"; "" for tools without a policy
+	Category string
+	Reason   string
+	Approver string
+	Duration time.Duration
+	ExitCode int
+	// OutputBytes is the size of the tool's output.
+	OutputBytes int
+}
+
+// AuditFilter selects audit entries. Zero fields select everything.
+type AuditFilter struct {
+	Since      time.Time
+	DeniedOnly bool   // only calls refused (verdict "deny")
+	Session    string // only this session
+	Limit      int    // at most this many, the newest (<= 0: no limit)
+}
+
+// UsageRow is one session's token usage on one day.
+type UsageRow struct {
+	Day     string // YYYY-MM-DD
+	Session string
+	Calls   int
+	agent.Usage
+}
+
+// RecordAudit stores one tool call. A zero At becomes now.
+func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO audit
+			(at, session, tool, args, verdict, category, reason, approver, duration_ns, exit_code, output_bytes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			millis(e.At), e.Session, e.Tool, e.Args, e.Verdict, e.Category, e.Reason, e.Approver,
+			int64(e.Duration), e.ExitCode, e.OutputBytes)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record audit: %w", err)
+	}
+	return nil
+}
+
+// Audit returns the entries f selects, newest first.
+func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	var where []string
+	var args []any
+	if !f.Since.IsZero() {
+		where = append(where, "at >= ?")
+		args = append(args, f.Since.UnixMilli())
+	}
+	if f.DeniedOnly {
+		where = append(where, "verdict = 'deny'")
+	}
+	if f.Session != "" {
+		where = append(where, "session = ?")
+		args = append(args, f.Session)
+	}
+	q := `SELECT at, session, tool, args, verdict, category, reason, approver, duration_ns, exit_code, output_bytes
+		FROM audit`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY at DESC, id DESC LIMIT ?"
+	limit := f.Limit
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	args = append(args, limit)
+
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read audit: %w", err)
+	}
+	defer rows.Close()
+	var entries []AuditEntry
+	for rows.Next() {
+		var e AuditEntry
+		var at, dur int64
+		if err := rows.Scan(&at, &e.Session, &e.Tool, &e.Args, &e.Verdict, &e.Category, &e.Reason,
+			&e.Approver, &dur, &e.ExitCode, &e.OutputBytes); err != nil {
+			return nil, fmt.Errorf("read audit: %w", err)
+		}
+		e.At = fromMillis(at)
+		e.Duration = time.Duration(dur)
+		entries = append(entries, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read audit: %w", err)
+	}
+	return entries, nil
+}
+
+// day is the calendar date of t in t's own location: pass times in the zone
+// whose days should count (the daemon uses UTC). The zero time means today,
+// in UTC.
+func day(t time.Time) string {
+	if t.IsZero() {
+		t = time.Now().UTC()
+	}
+	return t.Format(time.DateOnly)
+}
+
+// RecordUsage adds one model call's tokens to the session's total for the
+// calendar day of at (see UsageOn for which day that is).
+func (s *Store) RecordUsage(ctx context.Context, session string, at time.Time, u agent.Usage) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO usage (session, day, calls, prompt_tokens, completion_tokens)
+			VALUES (?, ?, 1, ?, ?)
+			ON CONFLICT (session, day) DO UPDATE SET
+				calls = calls + 1,
+				prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+				completion_tokens = completion_tokens + excluded.completion_tokens`,
+			session, day(at), u.PromptTokens, u.CompletionTokens)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record usage: %w", err)
+	}
+	return nil
+}
+
+// UsageOn returns the session's usage on the calendar day of the given time,
+// taken in that time's own location: days are the dates recorded by
+// RecordUsage, so pass times in one zone consistently (the daemon uses UTC).
+// An empty session sums every session.
+func (s *Store) UsageOn(ctx context.Context, session string, on time.Time) (agent.Usage, error) {
+	var u agent.Usage
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)
+		FROM usage WHERE day = ?1 AND (?2 = '' OR session = ?2)`, day(on), session).
+		Scan(&u.PromptTokens, &u.CompletionTokens)
+	if err != nil {
+		return agent.Usage{}, fmt.Errorf("read usage: %w", err)
+	}
+	return u, nil
+}
+
+// UsageSince returns usage per day and session from the calendar day of
+// since (in its own location) on, oldest day first.
+func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]UsageRow, error) {
+	from := ""
+	if !since.IsZero() {
+		from = day(since)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT day, session, calls, prompt_tokens, completion_tokens
+		FROM usage WHERE day >= ? ORDER BY day, session`, from)
+	if err != nil {
+		return nil, fmt.Errorf("read usage: %w", err)
+	}
+	defer rows.Close()
+	var out []UsageRow
+	for rows.Next() {
+		var r UsageRow
+		if err := rows.Scan(&r.Day, &r.Session, &r.Calls, &r.PromptTokens, &r.CompletionTokens); err != nil {
+			return nil, fmt.Errorf("read usage: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read usage: %w", err)
+	}
+	return out, nil
+}

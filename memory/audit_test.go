@@ -1,0 +1,119 @@
+package memory
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nanobot-go/nanobot/agent"
+)
+
+func TestAudit(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	base := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	entries := []AuditEntry{
+		{At: base, Session: "telegram:1", Tool: "exec", Args: `{"command":"ls"}`, Verdict: "allow",
+			Duration: 15 * time.Millisecond, ExitCode: 0, OutputBytes: 120},
+		{At: base.Add(time.Hour), Session: "telegram:1", Tool: "exec", Args: `{"command":"rm -rf ~"}`, Verdict: "deny",
+			Category: "destroy", Reason: "recursive delete of home"},
+		{At: base.Add(2 * time.Hour), Session: "telegram:2", Tool: "exec", Args: `{"command":"npm i -g x"}`, Verdict: "deny",
+			Category: "package_install", Reason: "global install", Approver: "owner:7"},
+		{At: base.Add(3 * time.Hour), Session: "telegram:2", Tool: "read_file", Args: `{"path":"a.txt"}`,
+			Duration: time.Millisecond, OutputBytes: 3},
+	}
+	for _, e := range entries {
+		if err := s.RecordAudit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		f    AuditFilter
+		want []int // indexes into entries, newest first
+	}{
+		{"all", AuditFilter{}, []int{3, 2, 1, 0}},
+		{"since", AuditFilter{Since: base.Add(90 * time.Minute)}, []int{3, 2}},
+		{"denied", AuditFilter{DeniedOnly: true}, []int{2, 1}},
+		{"session", AuditFilter{Session: "telegram:1"}, []int{1, 0}},
+		{"denied in session", AuditFilter{DeniedOnly: true, Session: "telegram:2"}, []int{2}},
+		{"limit", AuditFilter{Limit: 3}, []int{3, 2, 1}},
+		{"nothing", AuditFilter{Session: "telegram:3"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.Audit(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []AuditEntry
+			for _, i := range tt.want {
+				want = append(want, entries[i])
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Audit(%+v) (-want +got):\n%s", tt.f, diff)
+			}
+		})
+	}
+}
+
+func TestUsagePerDay(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	day1 := time.Date(2025, 7, 1, 23, 30, 0, 0, time.UTC)
+	day2 := day1.Add(time.Hour) // 00:30 the next day
+	records := []struct {
+		session string
+		at      time.Time
+		u       agent.Usage
+	}{
+		{"a", day1, agent.Usage{PromptTokens: 100, CompletionTokens: 10}},
+		{"a", day1.Add(-time.Hour), agent.Usage{PromptTokens: 50, CompletionTokens: 5}},
+		{"a", day2, agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
+		{"b", day1, agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+	}
+	for _, r := range records {
+		if err := s.RecordUsage(ctx, r.session, r.at, r.u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		session string
+		on      time.Time
+		want    agent.Usage
+	}{
+		{"a", day1, agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
+		{"a", time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC), agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
+		{"a", day2, agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
+		{"b", day2, agent.Usage{}},
+		{"", day1, agent.Usage{PromptTokens: 1150, CompletionTokens: 115}},
+		// The day is the date in the time's own location: 2025-07-02 01:30 in
+		// UTC+2 is 2025-07-01 23:30 UTC, but counts as July 2nd.
+		{"a", day1.In(time.FixedZone("UTC+2", 2*3600)), agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
+	}
+	for _, tt := range tests {
+		got, err := s.UsageOn(ctx, tt.session, tt.on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("UsageOn(%q, %v) = %+v, want %+v", tt.session, tt.on, got, tt.want)
+		}
+	}
+
+	rows, err := s.UsageSince(ctx, day1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UsageRow{
+		{Day: "2025-07-01", Session: "a", Calls: 2, Usage: agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
+		{Day: "2025-07-01", Session: "b", Calls: 1, Usage: agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+		{Day: "2025-07-02", Session: "a", Calls: 1, Usage: agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("UsageSince (-want +got):\n%s", diff)
+	}
+	if rows, _ := s.UsageSince(ctx, day2); len(rows) != 1 {
+		t.Errorf("UsageSince(day 2) = %+v, want one row", rows)
+	}
+}

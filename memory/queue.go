@@ -1,0 +1,237 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nanobot-go/nanobot/channels"
+)
+
+// RecordInbound stores an inbound update as pending, before the channel
+// acknowledges it. A replay of a recorded (channel, update id) changes
+// nothing and returns the existing id with inserted false. A zero ReceivedAt
+// becomes now.
+func (s *Store) RecordInbound(ctx context.Context, it channels.InboxItem) (id int64, inserted bool, err error) {
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		now := millis(time.Now())
+		res, err := tx.ExecContext(ctx, `INSERT INTO inbox
+			(channel, update_id, chat_id, payload, state, received_at, updated_at)
+			VALUES (?, ?, ?, ?, 'pending', ?, ?)
+			ON CONFLICT (channel, update_id) DO NOTHING`,
+			it.Channel, it.UpdateID, it.ChatID, it.Payload, millis(it.ReceivedAt), now)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			inserted = true
+			id, err = res.LastInsertId()
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT id FROM inbox WHERE channel = ? AND update_id = ?`,
+			it.Channel, it.UpdateID).Scan(&id)
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("record inbound: %w", err)
+	}
+	return id, inserted, nil
+}
+
+// PendingInbound returns the channel's unanswered updates, pending or
+// started, in the order they arrived. An empty channel means every channel.
+func (s *Store) PendingInbound(ctx context.Context, channel string) ([]channels.InboxItem, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, channel, update_id, chat_id, payload, state, received_at
+		FROM inbox WHERE state <> 'done' AND (?1 = '' OR channel = ?1) ORDER BY id`, channel)
+	if err != nil {
+		return nil, fmt.Errorf("read pending inbound: %w", err)
+	}
+	defer rows.Close()
+	var items []channels.InboxItem
+	for rows.Next() {
+		var it channels.InboxItem
+		var received int64
+		if err := rows.Scan(&it.ID, &it.Channel, &it.UpdateID, &it.ChatID, &it.Payload, &it.State, &received); err != nil {
+			return nil, fmt.Errorf("read pending inbound: %w", err)
+		}
+		it.ReceivedAt = fromMillis(received)
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read pending inbound: %w", err)
+	}
+	return items, nil
+}
+
+// StartInbound marks pending updates started: their turn began, and after a
+// crash it is resumed rather than run again. Started or done ones stay as
+// they are.
+func (s *Store) StartInbound(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE inbox SET state = 'started', updated_at = ?
+			WHERE state = 'pending' AND id IN (`+placeholders(len(ids))+`)`,
+			append([]any{millis(time.Now())}, int64Args(ids)...)...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("start inbound: %w", err)
+	}
+	return nil
+}
+
+// CompleteInbound marks the updates done and, when reply is not nil,
+// enqueues it, in one transaction, so an answered update is never answered
+// again and never left without its reply. It returns the reply's outbox id
+// (0 without a reply). An unknown id fails it and changes nothing.
+func (s *Store) CompleteInbound(ctx context.Context, ids []int64, reply *channels.OutboxItem) (outboxID int64, err error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if len(ids) > 0 {
+			res, err := tx.ExecContext(ctx, `UPDATE inbox SET state = 'done', updated_at = ?
+				WHERE id IN (`+placeholders(len(ids))+`)`,
+				append([]any{millis(time.Now())}, int64Args(ids)...)...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n != int64(len(ids)) {
+				return fmt.Errorf("inbox items %v: %w", ids, ErrNotFound)
+			}
+		}
+		if reply == nil {
+			return nil
+		}
+		outboxID, err = enqueue(ctx, tx, *reply)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("complete inbound: %w", err)
+	}
+	return outboxID, nil
+}
+
+// Enqueue stores a reply as pending delivery and returns its id. A zero
+// CreatedAt becomes now.
+func (s *Store) Enqueue(ctx context.Context, it channels.OutboxItem) (int64, error) {
+	var id int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		id, err = enqueue(ctx, tx, it)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("enqueue outbound: %w", err)
+	}
+	return id, nil
+}
+
+func enqueue(ctx context.Context, tx *sql.Tx, it channels.OutboxItem) (int64, error) {
+	inbox := sql.NullInt64{Int64: it.InboxID, Valid: it.InboxID != 0}
+	res, err := tx.ExecContext(ctx, `INSERT INTO outbox
+		(channel, chat_id, text, reply_to, inbox_id, state, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
+		it.Channel, it.ChatID, it.Text, it.ReplyTo, inbox, millis(it.CreatedAt), millis(time.Now()))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// PendingOutbound returns the channel's undelivered replies in the order
+// they were enqueued. An empty channel means every channel.
+func (s *Store) PendingOutbound(ctx context.Context, channel string) ([]channels.OutboxItem, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, channel, chat_id, text, reply_to, inbox_id,
+			state, attempts, sent_message_id, created_at
+		FROM outbox WHERE state = 'pending' AND (?1 = '' OR channel = ?1) ORDER BY id`, channel)
+	if err != nil {
+		return nil, fmt.Errorf("read pending outbound: %w", err)
+	}
+	defer rows.Close()
+	var items []channels.OutboxItem
+	for rows.Next() {
+		var it channels.OutboxItem
+		var inbox sql.NullInt64
+		var created int64
+		if err := rows.Scan(&it.ID, &it.Channel, &it.ChatID, &it.Text, &it.ReplyTo, &inbox,
+			&it.State, &it.Attempts, &it.SentMessageID, &created); err != nil {
+			return nil, fmt.Errorf("read pending outbound: %w", err)
+		}
+		it.InboxID = inbox.Int64
+		it.CreatedAt = fromMillis(created)
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read pending outbound: %w", err)
+	}
+	return items, nil
+}
+
+// MarkSent records that the channel accepted the reply, with the id it gave
+// the delivered message.
+func (s *Store) MarkSent(ctx context.Context, id, messageID int64) error {
+	err := s.finishOutbound(ctx, id, "sent", messageID, "")
+	if err != nil {
+		return fmt.Errorf("mark outbound sent: %w", err)
+	}
+	return nil
+}
+
+// MarkOutboundFailed gives up on a reply, keeping it and the reason.
+func (s *Store) MarkOutboundFailed(ctx context.Context, id int64, reason string) error {
+	err := s.finishOutbound(ctx, id, "failed", 0, reason)
+	if err != nil {
+		return fmt.Errorf("mark outbound failed: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) finishOutbound(ctx context.Context, id int64, state string, messageID int64, reason string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ?, sent_message_id = ?, error = ?,
+			attempts = attempts + 1, updated_at = ? WHERE id = ?`,
+			state, messageID, reason, millis(time.Now()), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("outbox item %d: %w", id, ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// State returns the value stored under key ("" when absent).
+func (s *Store) State(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("read state %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// SetState stores value under key.
+func (s *Store) SetState(ctx context.Context, key, value string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+			key, value, millis(time.Now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save state %q: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/nanobot-go/nanobot/agent"
+)
+
+var _ agent.History = (*Store)(nil)
+
+// A stored message is in one of three states: 'live' (part of the
+// conversation the model sees), 'consolidated' (summarised into MEMORY and
+// HISTORY) or 'archived' (left behind by /new). Only live messages are read
+// back for the model; the others stay as the record.
+
+// StoredMessage is a message with its database id.
+type StoredMessage struct {
+	ID int64
+	agent.Message
+}
+
+// SessionStats counts a session's messages.
+type SessionStats struct {
+	Live  int // not yet consolidated or archived
+	Total int // every message ever stored
+	// FirstLiveID is the id of the oldest live message (0: none).
+	FirstLiveID int64
+}
+
+const messageColumns = `id, role, content, images, tool_calls, tool_call_id, name,
+	created_at, prompt_tokens, completion_tokens`
+
+// Append stores msgs at the end of session, all or none. A zero CreatedAt
+// becomes now.
+func (s *Store) Append(ctx context.Context, session string, msgs ...agent.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
+			(session, role, content, images, tool_calls, tool_call_id, name,
+			 created_at, prompt_tokens, completion_tokens)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, m := range msgs {
+			images, err := jsonOrNull(m.Images)
+			if err != nil {
+				return err
+			}
+			calls, err := jsonOrNull(m.ToolCalls)
+			if err != nil {
+				return err
+			}
+			if _, err := stmt.ExecContext(ctx, session, string(m.Role), m.Content, images, calls,
+				m.ToolCallID, m.Name, millis(m.CreatedAt),
+				m.Usage.PromptTokens, m.Usage.CompletionTokens); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("append messages: %w", err)
+	}
+	return nil
+}
+
+// Recent returns at most limit of the session's newest live messages, oldest
+// first. The window is trimmed at the front to start at a user message, so
+// an assistant's tool calls are never separated from their results; it is
+// empty when no user message falls inside it. Only the window is read.
+func (s *Store) Recent(ctx context.Context, session string, limit int) ([]agent.Message, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE session = ? AND state = 'live' ORDER BY id DESC LIMIT ?`, session, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read recent messages: %w", err)
+	}
+	stored, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read recent messages: %w", err)
+	}
+	slices.Reverse(stored)
+	start := slices.IndexFunc(stored, func(m StoredMessage) bool { return m.Role == agent.RoleUser })
+	if start < 0 {
+		return nil, nil
+	}
+	msgs := make([]agent.Message, 0, len(stored)-start)
+	for _, m := range stored[start:] {
+		msgs = append(msgs, m.Message)
+	}
+	return msgs, nil
+}
+
+// LiveMessages returns the session's oldest live messages, at most limit of
+// them (all when limit <= 0), oldest first: what consolidation summarises.
+func (s *Store) LiveMessages(ctx context.Context, session string, limit int) ([]StoredMessage, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE session = ? AND state = 'live' ORDER BY id LIMIT ?`, session, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read live messages: %w", err)
+	}
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read live messages: %w", err)
+	}
+	return msgs, nil
+}
+
+// SessionStats counts the session's messages.
+func (s *Store) SessionStats(ctx context.Context, session string) (SessionStats, error) {
+	var st SessionStats
+	var first sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM messages WHERE session = ?1 AND state = 'live'),
+		(SELECT count(*) FROM messages WHERE session = ?1),
+		(SELECT min(id) FROM messages WHERE session = ?1 AND state = 'live')`, session).
+		Scan(&st.Live, &st.Total, &first)
+	if err != nil {
+		return SessionStats{}, fmt.Errorf("count session messages: %w", err)
+	}
+	st.FirstLiveID = first.Int64
+	return st, nil
+}
+
+// ResetSession starts the session afresh (/new): every live message is
+// archived, kept in the database but never sent to the model again.
+func (s *Store) ResetSession(ctx context.Context, session string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'archived'
+			WHERE session = ? AND state = 'live'`, session)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reset session: %w", err)
+	}
+	return nil
+}
+
+func scanMessages(rows *sql.Rows) ([]StoredMessage, error) {
+	defer rows.Close()
+	var msgs []StoredMessage
+	for rows.Next() {
+		var (
+			m             StoredMessage
+			role          string
+			images, calls sql.NullString
+			created       int64
+		)
+		if err := rows.Scan(&m.ID, &role, &m.Content, &images, &calls, &m.ToolCallID, &m.Name,
+			&created, &m.Usage.PromptTokens, &m.Usage.CompletionTokens); err != nil {
+			return nil, err
+		}
+		m.Role = agent.Role(role)
+		m.CreatedAt = fromMillis(created)
+		if images.Valid {
+			if err := json.Unmarshal([]byte(images.String), &m.Images); err != nil {
+				return nil, fmt.Errorf("message %d: images: %w", m.ID, err)
+			}
+		}
+		if calls.Valid {
+			if err := json.Unmarshal([]byte(calls.String), &m.ToolCalls); err != nil {
+				return nil, fmt.Errorf("message %d: tool calls: %w", m.ID, err)
+			}
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, rows.Err()
+}
+
+// jsonOrNull encodes a non-empty slice as JSON; an empty one is NULL.
+func jsonOrNull[T any](v []T) (sql.NullString, error) {
+	if len(v) == 0 {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
