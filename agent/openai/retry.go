@@ -1,0 +1,231 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	goopenai "github.com/sashabaranov/go-openai"
+)
+
+// attemptInfo collects what go-openai does not return on failure: the
+// headers telling us how long to wait.
+type attemptInfo struct {
+	retryAfter   string
+	retryAfterMS string
+}
+
+type attemptKey struct{}
+
+// headerRecorder is the HTTP transport of the client; it copies the
+// Retry-After headers into the attemptInfo carried by the request context.
+// http.Client calls RoundTrip on the caller's goroutine, so no lock is
+// needed.
+type headerRecorder struct{ base http.RoundTripper }
+
+func (h headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.base.RoundTrip(req)
+	if resp != nil {
+		if info, ok := req.Context().Value(attemptKey{}).(*attemptInfo); ok {
+			info.retryAfter = resp.Header.Get("Retry-After")
+			info.retryAfterMS = resp.Header.Get("Retry-After-Ms")
+		}
+	}
+	return resp, err
+}
+
+// failure is one failed attempt, classified.
+type failure struct {
+	status    int
+	retryable bool
+	// describe words the final error; n is the number of attempts made.
+	describe func(n int) string
+	// reason is a short redacted text for the retry log line.
+	reason string
+}
+
+// retry runs call until it succeeds, fails for good, or the retries are
+// spent, waiting between attempts. Every error it returns is *Error.
+func (p *Provider) retry(ctx context.Context, op string, call func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		info := &attemptInfo{}
+		actx := context.WithValue(ctx, attemptKey{}, info)
+		cancel := context.CancelFunc(func() {})
+		if p.cfg.Timeout > 0 {
+			actx, cancel = context.WithTimeout(actx, p.cfg.Timeout)
+		}
+		err := call(actx)
+		timedOut := actx.Err() != nil
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return canceled(ctx.Err(), attempt)
+		}
+		f := p.classify(err, timedOut)
+		if !f.retryable || attempt > p.cfg.MaxRetries {
+			return &Error{Status: f.status, Message: f.describe(attempt), Attempts: attempt}
+		}
+		delay := p.delay(attempt, info)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
+			// Waiting would only end in the caller's deadline; say what
+			// actually went wrong instead.
+			return &Error{Status: f.status, Message: f.describe(attempt), Attempts: attempt}
+		}
+		p.log.Warn("model call failed, retrying", "op", op, "status", f.status,
+			"attempt", attempt, "max_attempts", p.cfg.MaxRetries+1, "delay", delay, "error", f.reason)
+		if err := p.sleep(ctx, delay); err != nil {
+			return canceled(err, attempt)
+		}
+	}
+}
+
+func canceled(err error, n int) *Error {
+	msg := "the model call was canceled"
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg = "the model call ran out of time"
+	}
+	return &Error{Message: msg, Attempts: n, err: err}
+}
+
+// classify decides whether err is worth another attempt and how to tell
+// the user about it.
+func (p *Provider) classify(err error, timedOut bool) failure {
+	if timedOut {
+		return failure{
+			retryable: true,
+			reason:    "timeout",
+			describe: func(n int) string {
+				return fmt.Sprintf("the model service did not answer within %s (%s)", p.cfg.Timeout, attempts(n))
+			},
+		}
+	}
+	if status, detail, ok := httpFailure(err); ok {
+		detail = p.red.redact(detail)
+		return failure{
+			status:    status,
+			retryable: status == 408 || status == 409 || status == 429 || status >= 500,
+			reason:    truncate(detail, maxDetail),
+			describe:  func(n int) string { return statusMessage(status, detail, n) },
+		}
+	}
+	if errors.Is(err, errNoChoices) {
+		return failure{describe: func(int) string { return errNoChoices.Error() }}
+	}
+	var (
+		urlErr *url.Error
+		netErr net.Error
+	)
+	if errors.As(err, &urlErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		reason := truncate(p.red.redact(networkReason(err)), maxDetail)
+		return failure{
+			retryable: true,
+			reason:    reason,
+			describe: func(n int) string {
+				return fmt.Sprintf("the model service could not be reached: %s (%s)", reason, attempts(n))
+			},
+		}
+	}
+	var (
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
+		return failure{describe: func(int) string { return "the model service sent a reply that could not be read" }}
+	}
+	// What is left is go-openai refusing the request before sending it.
+	reason := truncate(p.red.redact(err.Error()), maxDetail)
+	return failure{
+		reason:   reason,
+		describe: func(int) string { return "the model request is invalid: " + reason },
+	}
+}
+
+// httpFailure extracts the status and the server's own message from
+// go-openai's error types.
+func httpFailure(err error) (status int, detail string, ok bool) {
+	var apiErr *goopenai.APIError
+	if errors.As(err, &apiErr) && apiErr.HTTPStatusCode != 0 {
+		return apiErr.HTTPStatusCode, apiErr.Message, true
+	}
+	var reqErr *goopenai.RequestError
+	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0 {
+		body := strings.TrimSpace(string(reqErr.Body))
+		if strings.HasPrefix(body, "<") { // an HTML error page says nothing useful
+			body = ""
+		}
+		return reqErr.HTTPStatusCode, body, true
+	}
+	return 0, "", false
+}
+
+// delay is how long to wait after the given failed attempt: what the
+// server asked for, else full jitter over an exponential ceiling.
+func (p *Provider) delay(attempt int, info *attemptInfo) time.Duration {
+	if d, ok := parseRetryAfterMS(info.retryAfterMS); ok {
+		return d
+	}
+	if d, ok := parseRetryAfter(info.retryAfter, time.Now()); ok {
+		return d
+	}
+	ceiling := p.backoffMax
+	if shift := attempt - 1; shift < 32 {
+		if c := p.backoffBase << shift; c > 0 && c < ceiling {
+			ceiling = c
+		}
+	}
+	if ceiling <= 0 {
+		return 0
+	}
+	return rand.N(ceiling + 1)
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP
+// date. The result is within [0, maxRetryAfter].
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		return clampSeconds(secs)
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return clampSeconds(t.Sub(now).Seconds())
+}
+
+// parseRetryAfterMS reads the Retry-After-Ms header some servers send.
+func parseRetryAfterMS(v string) (time.Duration, bool) {
+	ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return 0, false
+	}
+	return clampSeconds(ms / 1000)
+}
+
+func clampSeconds(s float64) (time.Duration, bool) {
+	switch {
+	case math.IsNaN(s):
+		return 0, false
+	case s <= 0:
+		return 0, true
+	case s >= maxRetryAfter.Seconds():
+		return maxRetryAfter, true
+	}
+	return time.Duration(s * float64(time.Second)), true
+}
