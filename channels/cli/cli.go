@@ -1,0 +1,73 @@
+// Package cli is the terminal channel: one message from the command line,
+// or an interactive chat on standard input.
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nanobot-go/nanobot/agent"
+)
+
+// Responder answers one message of a session.
+type Responder interface {
+	Respond(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (string, error)
+}
+
+// Chat talks to a Responder through a terminal.
+type Chat struct {
+	In      io.Reader
+	Out     io.Writer
+	Session string // "cli:default" when empty
+	R       Responder
+}
+
+// Turn returns the turn of a session name such as "cli:default" or "work".
+func Turn(session string) agent.Turn {
+	if session == "" {
+		session = "cli:default"
+	}
+	channel, chat, ok := strings.Cut(session, ":")
+	if !ok {
+		channel, chat, session = "cli", session, "cli:"+session
+	}
+	return agent.Turn{Session: session, Channel: channel, ChatID: chat, SenderID: "owner"}
+}
+
+// Once answers text and returns the reply.
+func (c *Chat) Once(ctx context.Context, text string) (string, error) {
+	return c.R.Respond(ctx, Turn(c.Session), agent.Message{Role: agent.RoleUser, Content: text}, false)
+}
+
+// Run is an interactive chat; it ends at end of input (Ctrl-D), on "exit"
+// or when ctx is cancelled.
+func (c *Chat) Run(ctx context.Context) error {
+	fmt.Fprintln(c.Out, "nanobot: type a message, Ctrl-D to quit.")
+	lines := bufio.NewScanner(c.In)
+	lines.Buffer(make([]byte, 64*1024), 1<<20)
+	for {
+		fmt.Fprint(c.Out, "> ")
+		if !lines.Scan() {
+			fmt.Fprintln(c.Out)
+			return lines.Err()
+		}
+		text := strings.TrimSpace(lines.Text())
+		switch text {
+		case "":
+			continue
+		case "exit", "quit", "/exit", "/quit":
+			return nil
+		}
+		reply, err := c.Once(ctx, text)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		fmt.Fprintf(c.Out, "\n%s\n\n", strings.TrimSpace(reply))
+	}
+}

@@ -1,0 +1,99 @@
+package telegram
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// allowList decides who may talk to the assistant. It is immutable; the
+// channel swaps it whole on reload.
+type allowList struct {
+	everyone bool
+	ids      map[int64]bool
+	names    map[string]bool // lower case, without "@"
+	firstID  int64           // first numeric entry: the default approver
+	size     int
+}
+
+func newAllowList(entries []string) *allowList {
+	a := &allowList{ids: map[int64]bool{}, names: map[string]bool{}}
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		switch {
+		case e == "":
+			continue
+		case e == "*":
+			a.everyone = true
+		default:
+			if id, err := strconv.ParseInt(e, 10, 64); err == nil {
+				a.ids[id] = true
+				if a.firstID == 0 {
+					a.firstID = id
+				}
+			} else {
+				a.names[strings.ToLower(strings.TrimPrefix(e, "@"))] = true
+			}
+		}
+		a.size++
+	}
+	return a
+}
+
+// permits reports whether u, writing in chat, may use the assistant. A
+// listed chat id admits everyone in that chat.
+func (a *allowList) permits(u *models.User, chat int64) bool {
+	if a.everyone {
+		return true
+	}
+	if u == nil {
+		return false
+	}
+	if a.ids[u.ID] || a.ids[chat] {
+		return true
+	}
+	return u.Username != "" && a.names[strings.ToLower(u.Username)]
+}
+
+func (a *allowList) warn(log *slog.Logger) {
+	switch {
+	case a.everyone:
+		log.Warn(`channels.telegram.allow_from contains "*": anyone on Telegram can use this assistant and its tools`)
+	case a.size == 0:
+		log.Warn("channels.telegram.allow_from is empty: nobody can use this assistant; unknown senders are told their user id")
+	}
+}
+
+// noticeLimiter lets an unknown sender be told their id at most once per
+// period, so strangers cannot make the bot spam anyone.
+type noticeLimiter struct {
+	period time.Duration
+	mu     sync.Mutex
+	last   map[int64]time.Time
+}
+
+func newNoticeLimiter(period time.Duration) *noticeLimiter {
+	return &noticeLimiter{period: period, last: map[int64]time.Time{}}
+}
+
+// allow reports whether user may be sent a notice now, and if so counts it.
+func (n *noticeLimiter) allow(user int64, now time.Time) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if t, ok := n.last[user]; ok && now.Sub(t) < n.period {
+		return false
+	}
+	if len(n.last) > 1024 {
+		for id, t := range n.last {
+			if now.Sub(t) >= n.period {
+				delete(n.last, id)
+			}
+		}
+	}
+	n.last[user] = now
+	return true
+}

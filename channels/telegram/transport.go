@@ -1,0 +1,138 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+)
+
+// transport notes every answer from Telegram (for LastContact) and every
+// failed call (for the error hook).
+type transport struct {
+	base http.RoundTripper
+	c    *Channel
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	method := path.Base(req.URL.Path)
+	if strings.Contains(req.URL.Path, "/file/bot") {
+		method = "downloadFile"
+	}
+	if err != nil {
+		if req.Context().Err() == nil {
+			t.c.telegramError(method)
+		}
+		return nil, err
+	}
+	if resp.StatusCode < http.StatusInternalServerError {
+		t.c.touch()
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.c.telegramError(method)
+	}
+	return resp, nil
+}
+
+func (c *Channel) telegramError(method string) {
+	if c.hooks.TelegramError != nil {
+		c.hooks.TelegramError(method)
+	}
+}
+
+// scrubbedError hides the bot token, which the Bot API puts in every URL,
+// while keeping the error matchable with errors.Is and errors.As.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// scrub returns err with every form of the token replaced.
+func (c *Channel) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &scrubbedError{msg: c.scrubText(err.Error()), err: err}
+}
+
+func (c *Channel) scrubText(s string) string {
+	tok := c.cfg.Token
+	if tok == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, tok, "<token>")
+	if esc := url.PathEscape(tok); esc != tok {
+		s = strings.ReplaceAll(s, esc, "<token>")
+	}
+	if esc := url.QueryEscape(tok); esc != tok {
+		s = strings.ReplaceAll(s, esc, "<token>")
+	}
+	return s
+}
+
+// failure is how a failed Bot API call should be handled.
+type failure int
+
+const (
+	failTransient  failure = iota // network, 5xx, conflicts: back off and retry
+	failRetryAfter                // 429: wait as told, then retry
+	failBadHTML                   // Telegram could not parse the entities
+	failPermanent                 // the request itself is wrong or the chat is gone
+)
+
+// classify sorts an error from the library; the wait is set for 429.
+func classify(err error) (failure, time.Duration) {
+	var tooMany *bot.TooManyRequestsError
+	if errors.As(err, &tooMany) {
+		return failRetryAfter, max(time.Duration(tooMany.RetryAfter)*time.Second, time.Second)
+	}
+	var migrate *bot.MigrateError
+	switch {
+	case errors.As(err, &migrate):
+		return failPermanent, 0
+	case errors.Is(err, bot.ErrorBadRequest):
+		if strings.Contains(strings.ToLower(err.Error()), "can't parse entities") {
+			return failBadHTML, 0
+		}
+		return failPermanent, 0
+	case errors.Is(err, bot.ErrorForbidden), errors.Is(err, bot.ErrorNotFound):
+		return failPermanent, 0
+	}
+	// Unauthorized (a token revoked for a while), conflicts, 5xx and network
+	// errors may all heal; an unattended daemon keeps trying.
+	return failTransient, 0
+}
+
+const (
+	minBackoff = 250 * time.Millisecond
+	maxBackoff = 30 * time.Second
+)
+
+// nextBackoff doubles prev within [minBackoff, maxBackoff].
+func nextBackoff(prev time.Duration) time.Duration {
+	if prev < minBackoff {
+		return minBackoff
+	}
+	return min(prev*2, maxBackoff)
+}
+
+// sleepCtx waits d; it reports false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
