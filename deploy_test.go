@@ -1,0 +1,838 @@
+package nanobot_test
+
+// These tests keep the deployment files (Dockerfile, deploy/) consistent with
+// each other and with the code, since Docker and Kubernetes cannot run in CI:
+// build flags, port, paths, user, health command, exit status, grace periods,
+// and no secret values anywhere.
+
+import (
+	"encoding/json"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/nanobot-go/nanobot/admin"
+	"github.com/nanobot-go/nanobot/config"
+)
+
+const (
+	adminPort    = "18790" // the port of gateway.listen's default
+	runtimeUID   = "65532" // distroless "nonroot"
+	dataDir      = "/data" // the container volume
+	exitConfig   = "78"    // EX_CONFIG: invalid configuration, never restarted
+	dockerConfig = "/data/config.yaml"
+)
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return string(b)
+}
+
+// --- Dockerfile ---
+
+type instruction struct {
+	cmd  string // upper case: FROM, RUN, ...
+	args string
+}
+
+// parseDockerfile returns the instructions, with continuation lines joined
+// and comments dropped.
+func parseDockerfile(src string) []instruction {
+	var out []instruction
+	var cur strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if cur.Len() == 0 && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
+			continue
+		}
+		if strings.HasSuffix(trimmed, "\\") {
+			cur.WriteString(strings.TrimSuffix(trimmed, "\\") + " ")
+			continue
+		}
+		cur.WriteString(trimmed)
+		cmd, args, _ := strings.Cut(cur.String(), " ")
+		out = append(out, instruction{cmd: strings.ToUpper(cmd), args: strings.TrimSpace(args)})
+		cur.Reset()
+	}
+	return out
+}
+
+// stages splits instructions at each FROM; instructions before the first
+// FROM (global ARGs) form stage 0.
+func stages(ins []instruction) [][]instruction {
+	out := [][]instruction{nil}
+	for _, in := range ins {
+		if in.cmd == "FROM" {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], in)
+	}
+	return out
+}
+
+func find(ins []instruction, cmd string) []string {
+	var out []string
+	for _, in := range ins {
+		if in.cmd == cmd {
+			out = append(out, in.args)
+		}
+	}
+	return out
+}
+
+func jsonArray(t *testing.T, what, s string) []string {
+	t.Helper()
+	var v []string
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("%s %s: not an exec-form JSON array: %v", what, s, err)
+	}
+	return v
+}
+
+// splitWords splits a shell command line into words, removing quotes. It is
+// enough for the one-line `go build` commands compared here.
+func splitWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// versionStamp matches the version stamp to the end of the -ldflags value
+// (it is the last -X), whatever expression yields the version.
+var versionStamp = regexp.MustCompile(`-X main\.version=.*$`)
+
+// buildFlags extracts the flags of the `go build` in line, in a canonical
+// form: "-flag=value", and whatever value stamps main.version.
+func buildFlags(line string) ([]string, bool) {
+	_, rest, ok := strings.Cut(line, "go build ")
+	if !ok {
+		return nil, false
+	}
+	words := splitWords(rest)
+	var flags []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if w == "-o" || !strings.HasPrefix(w, "-") {
+			break
+		}
+		w = "-" + strings.TrimLeft(w, "-")
+		if !strings.Contains(w, "=") && slices.Contains([]string{"-tags", "-ldflags", "-gcflags"}, w) && i+1 < len(words) {
+			w += "=" + words[i+1]
+			i++
+		}
+		flags = append(flags, versionStamp.ReplaceAllString(w, "-X main.version=VERSION"))
+	}
+	return flags, true
+}
+
+// dockerBuildLine returns the RUN line after the "build-flags:" marker.
+func dockerBuildLine(t *testing.T, src string) string {
+	t.Helper()
+	lines := strings.Split(src, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "# build-flags:") && i+1 < len(lines) {
+			return strings.TrimSpace(lines[i+1])
+		}
+	}
+	t.Fatal(`Dockerfile: no "# build-flags:" marker before the go build line`)
+	return ""
+}
+
+func TestDockerfileBuildFlagsMatchCI(t *testing.T) {
+	line := dockerBuildLine(t, readFile(t, "Dockerfile"))
+	want, ok := buildFlags(line)
+	if !ok || !strings.HasPrefix(line, "RUN go build ") || !strings.HasSuffix(line, " ./cmd/nanobot") {
+		t.Fatalf("Dockerfile build line = %q, want RUN go build ... ./cmd/nanobot", line)
+	}
+	for _, f := range []string{"-trimpath", "-tags=sqlite_fts5", "-ldflags=-s -w -X main.version=VERSION"} {
+		if !slices.Contains(want, f) {
+			t.Errorf("Dockerfile build flags %q lack %q", want, f)
+		}
+	}
+
+	ci, err := os.ReadFile(filepath.Join(".ci", "run"))
+	if os.IsNotExist(err) {
+		t.Skip(".ci/run does not exist")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.ReplaceAll(string(ci), "\\\n", " ")
+	found := 0
+	for _, l := range strings.Split(src, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "#") || !strings.Contains(l, "go build") || !strings.Contains(l, "./cmd/nanobot") {
+			continue
+		}
+		found++
+		got, _ := buildFlags(l)
+		if !slices.Equal(got, want) {
+			t.Errorf(".ci/run builds with %q, Dockerfile with %q", got, want)
+		}
+	}
+	if found == 0 {
+		t.Error(".ci/run has no `go build ... ./cmd/nanobot` line: CI must build the binary as the Dockerfile does")
+	}
+}
+
+func TestBuildFlagsCanonical(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{`go build -trimpath -tags sqlite_fts5 -ldflags="-s -w -X main.version=${VERSION}" -o /out/nanobot ./cmd/nanobot`,
+			"-trimpath|-tags=sqlite_fts5|-ldflags=-s -w -X main.version=VERSION"},
+		{`CGO_ENABLED=1 go build -trimpath -tags=sqlite_fts5 -ldflags '-s -w -X main.version=$(git describe)' -o bin/nanobot ./cmd/nanobot`,
+			"-trimpath|-tags=sqlite_fts5|-ldflags=-s -w -X main.version=VERSION"},
+		{`go build --trimpath ./cmd/nanobot`, "-trimpath"},
+	}
+	for _, tt := range tests {
+		got, ok := buildFlags(tt.line)
+		if !ok || strings.Join(got, "|") != tt.want {
+			t.Errorf("buildFlags(%q) = %q, want %q", tt.line, strings.Join(got, "|"), tt.want)
+		}
+	}
+}
+
+func TestDockerfile(t *testing.T) {
+	src := readFile(t, "Dockerfile")
+	st := stages(parseDockerfile(src))
+	if len(st) < 3 {
+		t.Fatalf("Dockerfile has %d stages, want a build and a runtime stage", len(st)-1)
+	}
+	build, runtime := st[1], st[len(st)-1]
+
+	if from := build[0].args; !strings.HasPrefix(from, "golang:") || !strings.Contains(from, "bookworm") {
+		t.Errorf("build stage FROM %q, want golang:*-bookworm (glibc matching the runtime)", from)
+	}
+	if !slices.Contains(find(build, "ENV"), "CGO_ENABLED=1") {
+		t.Error("build stage does not set ENV CGO_ENABLED=1 (go-sqlite3 needs cgo)")
+	}
+
+	// The runtime image: a global ARG default or a literal.
+	image := runtime[0].args
+	if strings.HasPrefix(image, "${") {
+		name := strings.TrimSuffix(strings.TrimPrefix(image, "${"), "}")
+		for _, a := range find(st[0], "ARG") {
+			if v, ok := strings.CutPrefix(a, name+"="); ok {
+				image = v
+			}
+		}
+	}
+	if !strings.HasPrefix(image, "gcr.io/distroless/base-debian12:") || !strings.Contains(image, "nonroot") {
+		t.Errorf("runtime image %q, want distroless base (glibc) nonroot", image)
+	}
+
+	checks := []struct {
+		cmd, want string
+	}{
+		{"USER", runtimeUID + ":" + runtimeUID},
+		{"WORKDIR", dataDir},
+		{"VOLUME", `["` + dataDir + `"]`},
+		{"ENV", "NANOBOT_CONFIG=" + dockerConfig},
+		{"EXPOSE", adminPort},
+		{"COPY", "--from=build /out/nanobot /usr/local/bin/nanobot"},
+	}
+	for _, c := range checks {
+		if !slices.Contains(find(runtime, c.cmd), c.want) {
+			t.Errorf("runtime stage: no %s %s (have %q)", c.cmd, c.want, find(runtime, c.cmd))
+		}
+	}
+	if line := dockerBuildLine(t, src); !strings.Contains(line, " -o /out/nanobot ") {
+		t.Errorf("build line %q does not write /out/nanobot, which the runtime stage copies", line)
+	}
+
+	if ep := find(runtime, "ENTRYPOINT"); len(ep) != 1 || !slices.Equal(jsonArray(t, "ENTRYPOINT", ep[0]), []string{"nanobot"}) {
+		t.Errorf("ENTRYPOINT = %q, want [\"nanobot\"]", ep)
+	}
+	if cmd := find(runtime, "CMD"); len(cmd) != 1 || !slices.Equal(jsonArray(t, "CMD", cmd[0]), []string{"gateway"}) {
+		t.Errorf("CMD = %q, want [\"gateway\"]", cmd)
+	}
+	hc := find(runtime, "HEALTHCHECK")
+	if len(hc) != 1 {
+		t.Fatalf("runtime stage has %d HEALTHCHECKs, want 1", len(hc))
+	}
+	_, probe, ok := strings.Cut(hc[0], " CMD ")
+	if !ok || !slices.Equal(jsonArray(t, "HEALTHCHECK CMD", probe), []string{"nanobot", "health"}) {
+		t.Errorf("HEALTHCHECK %q, want CMD [\"nanobot\", \"health\"]", hc[0])
+	}
+
+	for _, in := range parseDockerfile(src) {
+		if (in.cmd == "ENV" || in.cmd == "ARG") && secretName.MatchString(in.args) {
+			t.Errorf("Dockerfile %s %s: secrets must come from the runtime environment, not the image", in.cmd, in.args)
+		}
+		if (in.cmd == "COPY" || in.cmd == "ADD") && strings.Contains(in.args, ".env") {
+			t.Errorf("Dockerfile %s %s copies an env file into the image", in.cmd, in.args)
+		}
+	}
+}
+
+func TestDockerignore(t *testing.T) {
+	lines := strings.Split(readFile(t, ".dockerignore"), "\n")
+	for _, want := range []string{".git", "data/", "workspace/", "*.db", ".env", "**/.env"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf(".dockerignore does not exclude %q", want)
+		}
+	}
+}
+
+// --- docker compose ---
+
+type composeService struct {
+	Build struct {
+		Context    string `yaml:"context"`
+		Dockerfile string `yaml:"dockerfile"`
+	} `yaml:"build"`
+	Command     []string          `yaml:"command"`
+	Restart     string            `yaml:"restart"`
+	User        string            `yaml:"user"`
+	EnvFile     string            `yaml:"env_file"`
+	Environment map[string]string `yaml:"environment"`
+	Volumes     []string          `yaml:"volumes"`
+	ReadOnly    bool              `yaml:"read_only"`
+	Tmpfs       []string          `yaml:"tmpfs"`
+	CapDrop     []string          `yaml:"cap_drop"`
+	SecurityOpt []string          `yaml:"security_opt"`
+	MemLimit    string            `yaml:"mem_limit"`
+	Ports       []string          `yaml:"ports"`
+	Healthcheck struct {
+		Test []string `yaml:"test"`
+	} `yaml:"healthcheck"`
+	StopGracePeriod string `yaml:"stop_grace_period"`
+}
+
+func TestCompose(t *testing.T) {
+	var f struct {
+		Services map[string]composeService `yaml:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, "deploy/docker-compose.yml")), &f); err != nil {
+		t.Fatalf("deploy/docker-compose.yml: %v", err)
+	}
+	s, ok := f.Services["nanobot"]
+	if !ok {
+		t.Fatal("deploy/docker-compose.yml has no nanobot service")
+	}
+	if _, err := os.Stat(filepath.Join("deploy", s.Build.Context, s.Build.Dockerfile)); err != nil {
+		t.Errorf("compose build context %q / %q: %v", s.Build.Context, s.Build.Dockerfile, err)
+	}
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"restart: unless-stopped", s.Restart == "unless-stopped"},
+		{"command: [gateway]", slices.Equal(s.Command, []string{"gateway"})},
+		{"user: " + runtimeUID + ":" + runtimeUID, s.User == runtimeUID+":"+runtimeUID},
+		{"env_file: .env", s.EnvFile == ".env"},
+		{"NANOBOT_CONFIG=" + dockerConfig, s.Environment["NANOBOT_CONFIG"] == dockerConfig},
+		{"a volume on " + dataDir, slices.ContainsFunc(s.Volumes, func(v string) bool { return strings.HasSuffix(v, ":"+dataDir) })},
+		{"read_only: true", s.ReadOnly},
+		{"tmpfs /tmp", slices.Contains(s.Tmpfs, "/tmp")},
+		{"cap_drop: [ALL]", slices.Equal(s.CapDrop, []string{"ALL"})},
+		{"no-new-privileges", slices.Contains(s.SecurityOpt, "no-new-privileges:true")},
+		{"mem_limit", s.MemLimit != ""},
+		{"port on the host's loopback only", slices.Equal(s.Ports, []string{"127.0.0.1:" + adminPort + ":" + adminPort})},
+		{"healthcheck nanobot health", slices.Equal(s.Healthcheck.Test, []string{"CMD", "nanobot", "health"})},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("compose service nanobot: want %s", c.name)
+		}
+	}
+	grace, err := time.ParseDuration(s.StopGracePeriod)
+	if err != nil || grace <= shutdownTimeout(t) {
+		t.Errorf("compose stop_grace_period %q, want longer than agent.shutdown_timeout %v", s.StopGracePeriod, shutdownTimeout(t))
+	}
+	for k := range s.Environment {
+		if secretName.MatchString(k + "=") {
+			t.Errorf("compose environment sets %s: secrets belong in .env", k)
+		}
+	}
+}
+
+// --- systemd ---
+
+func parseUnit(src string) map[string]map[string][]string {
+	out := map[string]map[string][]string{}
+	section := ""
+	for _, line := range strings.Split(src, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+		case strings.HasPrefix(line, "["):
+			section = strings.Trim(line, "[]")
+			out[section] = map[string][]string{}
+		default:
+			k, v, _ := strings.Cut(line, "=")
+			out[section][strings.TrimSpace(k)] = append(out[section][strings.TrimSpace(k)], strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// systemdSeconds parses the simple time spans used in the unit ("45", "45s", "2min").
+func systemdSeconds(s string) (time.Duration, error) {
+	s = strings.ReplaceAll(s, "min", "m")
+	if _, err := strconv.Atoi(s); err == nil {
+		s += "s"
+	}
+	return time.ParseDuration(s)
+}
+
+func TestSystemdUnit(t *testing.T) {
+	unit := parseUnit(readFile(t, "deploy/nanobot.service"))
+	svc := unit["Service"]
+	if svc == nil {
+		t.Fatal("deploy/nanobot.service has no [Service] section")
+	}
+	want := map[string]string{
+		"DynamicUser":              "yes",
+		"StateDirectory":           "nanobot",
+		"WorkingDirectory":         "/var/lib/nanobot",
+		"EnvironmentFile":          "-/etc/nanobot/env",
+		"ExecStart":                "/usr/local/bin/nanobot gateway",
+		"ExecReload":               "/bin/kill -HUP $MAINPID",
+		"Restart":                  "on-failure",
+		"RestartPreventExitStatus": exitConfig,
+		"NoNewPrivileges":          "yes",
+		"ProtectSystem":            "strict",
+		"ProtectHome":              "yes",
+		"PrivateTmp":               "yes",
+		"PrivateDevices":           "yes",
+		"RestrictAddressFamilies":  "AF_UNIX AF_INET AF_INET6",
+	}
+	for k, v := range want {
+		if !slices.Contains(svc[k], v) {
+			t.Errorf("nanobot.service: %s = %q, want %q", k, svc[k], v)
+		}
+	}
+	if !slices.Contains(svc["Environment"], "NANOBOT_CONFIG=/var/lib/nanobot/config.yaml") {
+		t.Errorf("nanobot.service: Environment = %q, want NANOBOT_CONFIG in the state directory", svc["Environment"])
+	}
+	if u := svc["User"]; len(u) > 0 && (u[0] == "root" || u[0] == "0") {
+		t.Errorf("nanobot.service runs as %s", u[0])
+	}
+	for _, e := range svc["Environment"] {
+		if secretName.MatchString(e) {
+			t.Errorf("nanobot.service: Environment=%s: secrets belong in /etc/nanobot/env", e)
+		}
+	}
+	stop, err := systemdSeconds(strings.Join(svc["TimeoutStopSec"], ""))
+	if err != nil || stop <= shutdownTimeout(t) {
+		t.Errorf("nanobot.service: TimeoutStopSec = %q, want longer than agent.shutdown_timeout %v", svc["TimeoutStopSec"], shutdownTimeout(t))
+	}
+	if !slices.Contains(unit["Install"]["WantedBy"], "multi-user.target") {
+		t.Error("nanobot.service: no WantedBy=multi-user.target")
+	}
+}
+
+// --- Kubernetes ---
+
+type k8sObject struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	StringData map[string]string `yaml:"stringData"`
+	Data       map[string]string `yaml:"data"`
+	Spec       yaml.Node         `yaml:"spec"`
+}
+
+type k8sProbe struct {
+	HTTPGet struct {
+		Path string `yaml:"path"`
+		Port int    `yaml:"port"`
+	} `yaml:"httpGet"`
+}
+
+type k8sDeployment struct {
+	Replicas int `yaml:"replicas"`
+	Strategy struct {
+		Type string `yaml:"type"`
+	} `yaml:"strategy"`
+	Template struct {
+		Spec struct {
+			TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
+			SecurityContext               struct {
+				RunAsNonRoot bool `yaml:"runAsNonRoot"`
+				RunAsUser    int  `yaml:"runAsUser"`
+			} `yaml:"securityContext"`
+			Containers []struct {
+				Args []string `yaml:"args"`
+				Env  []struct {
+					Name  string `yaml:"name"`
+					Value string `yaml:"value"`
+				} `yaml:"env"`
+				Ports []struct {
+					ContainerPort int `yaml:"containerPort"`
+				} `yaml:"ports"`
+				LivenessProbe   k8sProbe `yaml:"livenessProbe"`
+				ReadinessProbe  k8sProbe `yaml:"readinessProbe"`
+				SecurityContext struct {
+					AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+					ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
+				} `yaml:"securityContext"`
+				VolumeMounts []struct {
+					Name      string `yaml:"name"`
+					MountPath string `yaml:"mountPath"`
+				} `yaml:"volumeMounts"`
+			} `yaml:"containers"`
+			Volumes []struct {
+				Name                  string `yaml:"name"`
+				PersistentVolumeClaim *struct {
+					ClaimName string `yaml:"claimName"`
+				} `yaml:"persistentVolumeClaim"`
+				ConfigMap *struct {
+					Name string `yaml:"name"`
+				} `yaml:"configMap"`
+			} `yaml:"volumes"`
+		} `yaml:"spec"`
+	} `yaml:"template"`
+}
+
+func kubernetesObjects(t *testing.T) map[string]k8sObject {
+	t.Helper()
+	dec := yaml.NewDecoder(strings.NewReader(readFile(t, "deploy/kubernetes.yaml")))
+	objs := map[string]k8sObject{}
+	for {
+		var o k8sObject
+		err := dec.Decode(&o)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs
+			}
+			t.Fatalf("deploy/kubernetes.yaml: %v", err)
+		}
+		if o.Kind != "" {
+			objs[o.Kind] = o
+		}
+	}
+}
+
+func TestKubernetes(t *testing.T) {
+	objs := kubernetesObjects(t)
+	for _, kind := range []string{"Deployment", "PersistentVolumeClaim", "Secret", "ConfigMap"} {
+		if _, ok := objs[kind]; !ok {
+			t.Errorf("deploy/kubernetes.yaml has no %s", kind)
+		}
+	}
+	for k, v := range objs["Secret"].StringData {
+		if v != "" {
+			t.Errorf("Secret %s holds a value; the manifest must only carry empty placeholders", k)
+		}
+	}
+	for _, k := range []string{"TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY"} {
+		if _, ok := objs["Secret"].StringData[k]; !ok {
+			t.Errorf("Secret lacks %s", k)
+		}
+	}
+
+	var d k8sDeployment
+	dep := objs["Deployment"]
+	if err := dep.Spec.Decode(&d); err != nil {
+		t.Fatalf("Deployment spec: %v", err)
+	}
+	if d.Replicas != 1 || d.Strategy.Type != "Recreate" {
+		t.Errorf("Deployment replicas %d strategy %q, want 1 and Recreate (SQLite is single-writer)", d.Replicas, d.Strategy.Type)
+	}
+	pod := d.Template.Spec
+	if got := time.Duration(pod.TerminationGracePeriodSeconds) * time.Second; got <= shutdownTimeout(t) {
+		t.Errorf("terminationGracePeriodSeconds %v, want longer than agent.shutdown_timeout %v", got, shutdownTimeout(t))
+	}
+	if !pod.SecurityContext.RunAsNonRoot || strconv.Itoa(pod.SecurityContext.RunAsUser) != runtimeUID {
+		t.Errorf("pod securityContext %+v, want runAsNonRoot and runAsUser %s", pod.SecurityContext, runtimeUID)
+	}
+	if len(pod.Containers) != 1 {
+		t.Fatalf("Deployment has %d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if !slices.Equal(c.Args, []string{"gateway"}) {
+		t.Errorf("container args %q, want [gateway]", c.Args)
+	}
+	if len(c.Ports) != 1 || strconv.Itoa(c.Ports[0].ContainerPort) != adminPort {
+		t.Errorf("container ports %+v, want %s", c.Ports, adminPort)
+	}
+	for _, p := range []struct {
+		name string
+		pr   k8sProbe
+		path string
+	}{{"liveness", c.LivenessProbe, "/healthz"}, {"readiness", c.ReadinessProbe, "/readyz"}} {
+		if p.pr.HTTPGet.Path != p.path || strconv.Itoa(p.pr.HTTPGet.Port) != adminPort {
+			t.Errorf("%s probe %+v, want GET %s on %s", p.name, p.pr.HTTPGet, p.path, adminPort)
+		}
+	}
+	if !c.SecurityContext.ReadOnlyRootFilesystem || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation {
+		t.Errorf("container securityContext %+v, want a read-only root and no privilege escalation", c.SecurityContext)
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	var configPath string
+	for _, e := range c.Env {
+		if e.Name == "NANOBOT_CONFIG" {
+			configPath = e.Value
+		}
+	}
+	if mounts[dataDir] == "" || mounts["/tmp"] == "" || mounts[filepath.Dir(configPath)] == "" {
+		t.Errorf("container mounts %v, want %s, /tmp and the directory of NANOBOT_CONFIG %q", mounts, dataDir, configPath)
+	}
+	for _, v := range pod.Volumes {
+		switch {
+		case v.Name == mounts[dataDir] && (v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != objs["PersistentVolumeClaim"].Metadata.Name):
+			t.Errorf("volume %s on %s is not the PersistentVolumeClaim", v.Name, dataDir)
+		case v.Name == mounts[filepath.Dir(configPath)] && (v.ConfigMap == nil || v.ConfigMap.Name != objs["ConfigMap"].Metadata.Name):
+			t.Errorf("volume %s on %s is not the ConfigMap", v.Name, filepath.Dir(configPath))
+		}
+	}
+	if _, ok := objs["ConfigMap"].Data[filepath.Base(configPath)]; !ok {
+		t.Errorf("ConfigMap has no %s, which NANOBOT_CONFIG %q names", filepath.Base(configPath), configPath)
+	}
+}
+
+// --- configs shipped for containers ---
+
+// shutdownTimeout is the default agent.shutdown_timeout, which every stop
+// grace period must exceed.
+func shutdownTimeout(*testing.T) time.Duration {
+	return config.Default().Agent.ShutdownTimeout
+}
+
+func TestConfigDefaultPort(t *testing.T) {
+	listen := config.Default().Gateway.Listen
+	if _, port, err := net.SplitHostPort(listen); err != nil || port != adminPort {
+		t.Errorf("default gateway.listen %q, the deployment files use port %s", listen, adminPort)
+	}
+}
+
+// The configs shipped for containers load with the real loader (strict:
+// unknown keys fail) and put the listener and the state where the manifests
+// expect them.
+func TestContainerConfigs(t *testing.T) {
+	configs := map[string]struct {
+		path, src string
+	}{
+		"deploy/config.docker.yaml": {dockerConfig, readFile(t, "deploy/config.docker.yaml")},
+		"kubernetes ConfigMap":      {k8sConfigPath(t), kubernetesObjects(t)["ConfigMap"].Data["config.yaml"]},
+	}
+	env := func(name string) (string, bool) {
+		switch name {
+		case "TELEGRAM_BOT_TOKEN":
+			return "123:test-token-not-real", true
+		case "OPENAI_API_KEY":
+			return "test-key-not-real", true
+		}
+		return "", false
+	}
+	for name, c := range configs {
+		cfg, err := config.Parse(c.path, []byte(c.src), env)
+		if err != nil {
+			t.Errorf("%s does not load: %v", name, err)
+			continue
+		}
+		got := []string{cfg.Gateway.Listen, cfg.Storage.Path, cfg.Agent.Workspace,
+			string(cfg.Provider.APIKey), string(cfg.Channels.Telegram.Token)}
+		want := []string{"0.0.0.0:" + adminPort, dataDir + "/nanobot.db", dataDir + "/workspace",
+			"test-key-not-real", "123:test-token-not-real"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: listen, storage, workspace, api key, token = %q, want %q", name, got, want)
+		}
+		if cfg.Agent.ShutdownTimeout != shutdownTimeout(t) {
+			t.Errorf("%s: agent.shutdown_timeout %v, want %v as the grace periods assume", name, cfg.Agent.ShutdownTimeout, shutdownTimeout(t))
+		}
+	}
+}
+
+// k8sConfigPath is NANOBOT_CONFIG in the Deployment.
+func k8sConfigPath(t *testing.T) string {
+	t.Helper()
+	var d k8sDeployment
+	dep := kubernetesObjects(t)["Deployment"]
+	if err := dep.Spec.Decode(&d); err != nil || len(d.Template.Spec.Containers) == 0 {
+		t.Fatalf("Deployment spec: %v", err)
+	}
+	for _, e := range d.Template.Spec.Containers[0].Env {
+		if e.Name == "NANOBOT_CONFIG" {
+			return e.Value
+		}
+	}
+	t.Fatal("Deployment sets no NANOBOT_CONFIG")
+	return ""
+}
+
+// --- health, secrets, CLI ---
+
+// The paths the manifests probe are the ones the admin endpoint serves.
+func TestProbedPathsServed(t *testing.T) {
+	s := admin.NewServer("127.0.0.1:0", admin.NewMetrics(), nil, nil)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(t.Context())
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		resp, err := http.Get("http://" + s.Addr() + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s = %d, want 200", path, resp.StatusCode)
+		}
+	}
+	if err := admin.Probe(t.Context(), "0.0.0.0:"+portOf(t, s.Addr()), false); err != nil {
+		t.Errorf("Probe of a 0.0.0.0 listen address (as in containers) = %v", err)
+	}
+}
+
+func portOf(t *testing.T, addr string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+var (
+	secretName = regexp.MustCompile(`(?i)(TOKEN|API_KEY|SECRET|PASSWORD)\s*=`)
+	secretLike = []*regexp.Regexp{
+		regexp.MustCompile(`\b\d{6,12}:[A-Za-z0-9_-]{30,}`),                                      // Telegram bot token
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),                                            // OpenAI-style key
+		regexp.MustCompile(`(?m)^[ \t]*(TELEGRAM_BOT_TOKEN|OPENAI_API_KEY)[ \t]*=[ \t]*[^\s#]+`), // filled-in env file
+		regexp.MustCompile(`(?m)^[ \t]*(token|api_key|secret_token)[ \t]*:[ \t]*[^\s$#"'{]`),     // literal in YAML config
+	}
+)
+
+func TestNoSecretsInDeployFiles(t *testing.T) {
+	files := []string{"Dockerfile", ".dockerignore"}
+	entries, err := os.ReadDir("deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && e.Name() != ".env" {
+			files = append(files, filepath.Join("deploy", e.Name()))
+		}
+	}
+	for _, f := range files {
+		src := readFile(t, f)
+		for _, re := range secretLike {
+			if m := re.FindString(src); m != "" {
+				t.Errorf("%s: looks like a secret value: %q", f, m)
+			}
+		}
+	}
+	env := readFile(t, "deploy/.env.example")
+	for _, k := range []string{"TELEGRAM_BOT_TOKEN=", "OPENAI_API_KEY="} {
+		if !strings.Contains(env, "\n"+k+"\n") && !strings.HasPrefix(env, k+"\n") {
+			t.Errorf("deploy/.env.example lacks the empty placeholder %s", k)
+		}
+	}
+}
+
+func TestSecretPatterns(t *testing.T) {
+	leaks := []string{
+		"TELEGRAM_BOT_TOKEN=123456789:AAH" + strings.Repeat("x", 32),
+		"OPENAI_API_KEY=sk-" + strings.Repeat("a", 24),
+		"    token: 123:abc",
+		"api_key: plain",
+	}
+	for _, s := range leaks {
+		if !slices.ContainsFunc(secretLike, func(re *regexp.Regexp) bool { return re.MatchString(s) }) {
+			t.Errorf("secret patterns miss %q", s)
+		}
+	}
+	clean := []string{"TELEGRAM_BOT_TOKEN=", "OPENAI_API_KEY=\nNEXT=1", "token:\n  api_url: x", "    token: ${TELEGRAM_BOT_TOKEN}", `api_key: ""`, "listen: 0.0.0.0:18790"}
+	for _, s := range clean {
+		if slices.ContainsFunc(secretLike, func(re *regexp.Regexp) bool { return re.MatchString(s) }) {
+			t.Errorf("secret patterns flag the placeholder %q", s)
+		}
+	}
+}
+
+// The CLI the images run: a main.version the build stamps, a health
+// subcommand, and the EX_CONFIG exit status the unit does not restart.
+func TestCLIMatchesDeployment(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("cmd", "nanobot", "*.go"))
+	fset := token.NewFileSet()
+	var (
+		hasVersion, hasHealth, hasExitConfig bool
+		parsed                               int
+	)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed++
+		// Only a package-level variable can be stamped with -X.
+		for _, d := range file.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				for _, spec := range g.Specs {
+					hasVersion = hasVersion || slices.ContainsFunc(spec.(*ast.ValueSpec).Names,
+						func(id *ast.Ident) bool { return id.Name == "version" })
+				}
+			}
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok {
+				hasHealth = hasHealth || lit.Value == `"health"`
+				hasExitConfig = hasExitConfig || lit.Value == exitConfig
+			}
+			return true
+		})
+	}
+	if parsed == 0 {
+		t.Skip("cmd/nanobot has no Go files yet")
+	}
+	if !hasVersion {
+		t.Error("cmd/nanobot: no `version` variable for -ldflags -X main.version")
+	}
+	if !hasHealth {
+		t.Error(`cmd/nanobot: no "health" subcommand, which the health checks run`)
+	}
+	if !hasExitConfig {
+		t.Errorf("cmd/nanobot: exit status %s (EX_CONFIG) not found; the systemd unit relies on it", exitConfig)
+	}
+}
