@@ -1,0 +1,561 @@
+package safety
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// callInfo summarises one judged simple command for the commands around it
+// (pipelines feed data from one to the next).
+type callInfo struct {
+	owner     int
+	name      string
+	argv      []arg
+	fetch     bool   // downloads from the network to stdout
+	decode    bool   // decodes or unscrambles data to stdout
+	netClient bool   // raw network connection (nc, socat, telnet, /dev/tcp)
+	literal   bool   // prints only text known now (echo, printf)
+	text      string // that text
+	sink      bool   // sends its standard input to the network
+	rawSink   bool   // a raw socket sink: any non-literal input counts
+	sensitive bool   // reads secrets or data outside the workspace
+	shell     bool   // an interpreter reading a program from stdin
+	lister    string // lists file names under this workspace directory
+}
+
+// call is the simple command being judged.
+type call struct {
+	j      *judge
+	sc     *scope
+	ci     *callInfo
+	owner  int
+	name   string
+	argv   []arg
+	in     []*callInfo
+	layers []layer
+
+	stdinText    *arg   // here-document or here-string
+	stdinSubst   *arg   // < <(command)
+	stdinFile    string // < file
+	stdout       string // > file
+	noPathScan   bool   // the handler checked the arguments itself
+	readsProgram bool   // interpreter takes its program from stdin
+	progName     string
+}
+
+type layer struct {
+	argv       []string
+	privileged bool
+}
+
+func (c *call) deny(cat, reason string) { c.j.add(c.owner, Deny, cat, reason) }
+func (c *call) ask(cat, reason string)  { c.j.add(c.owner, Ask, cat, reason) }
+
+// call judges a simple command, once per value of the loop variables it uses.
+func (j *judge) call(ce *syntax.CallExpr, s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
+	j.calls++
+	if j.calls > maxCalls {
+		j.add(-1, Deny, "obfuscation", "too many commands to judge")
+		return nil
+	}
+	owner := j.newOwner()
+	j.substs(s, sc)
+	names := sc.multiVars(ce)
+	if len(names) == 0 {
+		return []*callInfo{j.simple(owner, ce, s, sc, in)}
+	}
+	combos := []map[string]string{{}}
+	for _, n := range names {
+		var next []map[string]string
+		for _, c := range combos {
+			for _, v := range sc.vars[n].vals {
+				m := map[string]string{n: v}
+				for k, x := range c {
+					m[k] = x
+				}
+				next = append(next, m)
+			}
+		}
+		combos = next
+		if len(combos) > 32 {
+			return []*callInfo{j.simple(owner, ce, s, sc, in)}
+		}
+	}
+	var out []*callInfo
+	saved := sc.bind
+	for _, b := range combos {
+		sc.bind = b
+		out = append(out, j.simple(owner, ce, s, sc, in))
+	}
+	sc.bind = saved
+	return out
+}
+
+func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope, in []*callInfo) *callInfo {
+	ci := &callInfo{owner: owner}
+	c := &call{j: j, sc: sc, ci: ci, owner: owner, in: in}
+	for _, as := range ce.Assigns {
+		j.assignCheck(c, as, len(ce.Args) == 0)
+	}
+	c.argv = j.words(ce.Args, sc)
+	if len(c.argv) == 0 {
+		j.redirects(ci, s.Redirs, sc)
+		return ci
+	}
+	if !c.checkName() {
+		j.redirects(ci, s.Redirs, sc)
+		return ci
+	}
+	if sc.vars["IFS"] != nil && hasBareParam(ce.Args[0]) {
+		c.deny("obfuscation", "command name depends on word splitting with a custom IFS")
+	}
+	c.unwrapAll()
+	c.applyRules()
+	c.redirectsOf(s.Redirs)
+	if c.name != "" {
+		c.checkTainted()
+		c.dispatch()
+		c.passThrough()
+		if c.name == "echo" || c.name == "printf" || c.name == "print" {
+			c.secretVars(ce)
+		}
+	}
+	if !c.noPathScan {
+		c.scanArgs()
+	}
+	c.selfCheck(s)
+	if c.readsProgram {
+		c.stdinProgram()
+	}
+	ci.name = c.name
+	ci.argv = c.argv
+	for _, f := range j.findings {
+		if f.owner == owner && f.action == Deny && (f.category == "secrets" || f.category == "self_tamper") {
+			ci.sensitive = true
+		}
+	}
+	return ci
+}
+
+// hasBareParam reports whether a word contains an unquoted parameter
+// expansion, which the shell splits into several words.
+func hasBareParam(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if _, ok := p.(*syntax.ParamExp); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTainted refuses running a file that this line downloaded or decoded.
+func (c *call) checkTainted() {
+	if !strings.Contains(c.argv[0].val, "/") {
+		return
+	}
+	if p, ok := c.j.resolve(c.argv[0], c.sc); ok {
+		if t, ok := c.sc.tainted[p]; ok {
+			c.deny(t, "runs a file produced by a download or decoder: "+p)
+		}
+	}
+}
+
+// passThrough lets data flags flow through filters in a pipeline, so that
+// "curl ... | tee x | sh" is still a download piped into a shell.
+func (c *call) passThrough() {
+	switch c.name {
+	case "tee", "cat", "pv", "head", "tail", "sed", "grep", "sort", "uniq", "tr", "rev", "base64", "base32",
+		"basenc", "xxd", "gunzip", "zcat", "bzcat", "xzcat", "gzip", "xz", "bzip2", "zstd", "openssl", "dd",
+		"buffer", "mbuffer", "awk", "cut", "uudecode", "iconv", "fold", "expand", "dos2unix", "strings", "tac":
+	default:
+		return
+	}
+	for _, p := range c.in {
+		c.ci.fetch = c.ci.fetch || p.fetch
+		c.ci.netClient = c.ci.netClient || p.netClient
+		c.ci.sensitive = c.ci.sensitive || p.sensitive
+		if c.name != "tee" {
+			c.ci.decode = c.ci.decode || p.decode
+		} else {
+			c.ci.decode = c.ci.decode || p.decode
+			c.ci.literal = p.literal
+			c.ci.text = p.text
+		}
+	}
+}
+
+// secretVars refuses printing variables named like credentials.
+func (c *call) secretVars(ce *syntax.CallExpr) {
+	syntax.Walk(ce, func(n syntax.Node) bool {
+		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil && secretVarName.MatchString(p.Param.Value) {
+			c.deny("secrets", "prints a secret variable: "+p.Param.Value)
+		}
+		return true
+	})
+}
+
+// checkName refuses command names that are only known at run time.
+func (c *call) checkName() bool {
+	a := c.argv[0]
+	switch {
+	case !a.known():
+		if a.fetch {
+			c.deny("download_exec", "runs a command downloaded at run time")
+		} else {
+			c.deny("obfuscation", "command name is only known at run time: "+a.text())
+		}
+		return false
+	case a.glob:
+		c.deny("obfuscation", "command name is a glob pattern: "+a.val)
+		return false
+	case a.val == "":
+		c.deny("obfuscation", "empty command name")
+		return false
+	}
+	c.name = baseName(a.val)
+	if strings.ContainsAny(c.name, " \t\n;|&<>") {
+		c.deny("obfuscation", "command name contains shell syntax: "+a.val)
+		return false
+	}
+	return true
+}
+
+func argTexts(as []arg) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.text()
+	}
+	return out
+}
+
+// applyRules matches the configured deny and allow rules against every
+// layer of the simple command (as written and after each wrapper).
+func (c *call) applyRules() {
+	layers := append(c.layers, layer{argv: argTexts(c.argv)})
+	for _, r := range c.j.p.deny {
+		for _, l := range layers {
+			if r.match(l.argv) {
+				c.j.findings = append(c.j.findings, finding{action: Deny, category: "rule", reason: "matches deny rule " + quote(r.text), owner: c.owner, rule: true})
+				break
+			}
+		}
+	}
+	for _, r := range c.j.p.allow {
+		for _, l := range layers {
+			if r.match(l.argv) {
+				c.j.allowedOwners = append(c.j.allowedOwners, c.owner)
+				break
+			}
+			if l.privileged {
+				break // an allow rule does not reach through sudo and friends
+			}
+		}
+	}
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// assignCheck judges variable assignments with side effects on the shell.
+func (j *judge) assignCheck(c *call, as *syntax.Assign, standalone bool) {
+	if as.Name == nil {
+		return
+	}
+	var v arg
+	if as.Value != nil {
+		v = j.word(as.Value, c.sc)
+	}
+	switch as.Name.Value {
+	case "HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST":
+		if as.Value == nil || v.val == "" || v.val == "0" || v.val == "/dev/null" {
+			c.deny("anti_forensics", "disables shell history")
+		}
+	case "HISTCONTROL", "HISTIGNORE":
+		if strings.Contains(v.val, "*") || strings.Contains(v.val, "ignorespace") {
+			c.deny("anti_forensics", "hides commands from shell history")
+		}
+	case "LD_PRELOAD", "LD_AUDIT":
+		c.deny("privilege", "preloads a shared library into programs")
+	case "PROMPT_COMMAND", "BASH_ENV", "ENV":
+		j.nested(c.owner, v, c.sc, as.Name.Value)
+	}
+}
+
+// redirects judges the redirections of a statement that is not a simple
+// command with a name (compound commands, bare redirections).
+func (j *judge) redirects(ci *callInfo, rs []*syntax.Redirect, sc *scope) {
+	c := &call{j: j, sc: sc, ci: ci, owner: ci.owner}
+	c.redirectsOf(rs)
+}
+
+func (c *call) redirectsOf(rs []*syntax.Redirect) {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			var a arg
+			if r.Hdoc != nil {
+				a = c.j.word(r.Hdoc, c.sc)
+			}
+			c.stdinText = &a
+			continue
+		case syntax.WordHdoc:
+			a := c.j.word(r.Word, c.sc)
+			a.val += "\n"
+			c.stdinText = &a
+			continue
+		}
+		if r.Word == nil {
+			continue
+		}
+		a := c.j.word(r.Word, c.sc)
+		if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
+			if isFD(a.val) || !a.known() {
+				continue
+			}
+		}
+		if r.Op == syntax.RdrIn && a.subst && a.proc != nil {
+			c.stdinSubst = &a
+			continue
+		}
+		p, ok := c.j.resolve(a, c.sc)
+		if ok && isNetDevice(p) {
+			c.ci.netClient = true
+			if r.Op == syntax.RdrIn {
+				c.stdinFile = p
+				continue
+			}
+			if c.name == "" || c.name == "exec" || isShellName(c.name) || isInterpreter(c.name) || r.Op == syntax.RdrInOut || r.Op == syntax.DplOut || r.Op == syntax.DplIn {
+				c.deny("reverse_shell", "connects a shell to a network socket: "+p)
+			} else {
+				c.deny("exfiltration", "sends output to a network socket: "+p)
+			}
+			continue
+		}
+		switch r.Op {
+		case syntax.RdrIn:
+			if ok {
+				c.stdinFile = p
+			}
+			if c.checkArg(a, accRead) == "" && ok && !c.j.inWorkspace(p) && !isTemp(p) && !anyUnder(p, benignDevices) {
+				c.ci.sensitive = true
+			}
+		case syntax.AppOut, syntax.AppAll, syntax.AppClob, syntax.AppAllClob:
+			c.checkArg(a, accCreate)
+			if ok {
+				c.stdout = p
+			}
+		default:
+			c.checkArg(a, accWrite)
+			if ok {
+				c.stdout = p
+			}
+		}
+	}
+}
+
+func isFD(s string) bool {
+	if s == "-" || s == "" {
+		return true
+	}
+	s = strings.TrimSuffix(s, "-")
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// scanArgs checks every argument that could name a file against protected
+// paths and secrets.
+func (c *call) scanArgs() {
+	if noScan(c.name) {
+		return
+	}
+	for _, a := range c.argv[1:] {
+		c.scanOne(a, accRead)
+	}
+}
+
+func (c *call) scanOne(a arg, acc access) {
+	if !a.known() {
+		return
+	}
+	v := a.val
+	if strings.HasPrefix(v, "-") {
+		_, val, ok := strings.Cut(v, "=")
+		if !ok {
+			return
+		}
+		v = val
+	} else if k, val, ok := strings.Cut(v, "="); ok && !strings.Contains(k, "/") && (strings.HasPrefix(val, "/") || strings.HasPrefix(val, "~")) {
+		v = val
+	}
+	if strings.Contains(v, "://") || v == "" {
+		if strings.HasPrefix(v, "file://") {
+			v = strings.TrimPrefix(v, "file://")
+		} else {
+			return
+		}
+	}
+	if strings.Contains(v, "\n") {
+		return
+	}
+	if metaOnly(c.name) {
+		if p, ok := c.j.resolve(arg{val: v}, c.sc); ok && isRawDevice(p) {
+			return // looks at the device node, not its contents
+		}
+	}
+	c.checkArg(arg{val: v}, acc)
+}
+
+func metaOnly(name string) bool {
+	switch name {
+	case "ls", "stat", "file", "lsblk", "blkid", "udevadm", "smartctl", "namei", "du", "df", "findmnt", "test", "[", "lsof", "fuser":
+		return true
+	}
+	return false
+}
+
+// selfCheck refuses commands that stop or alter nanobot by name.
+func (c *call) selfCheck(s *syntax.Stmt) {
+	switch c.name {
+	case "kill", "pkill", "killall", "systemctl", "service", "docker", "podman", "rm", "mv", "cp",
+		"truncate", "tee", "dd", "ln", "chmod", "chown", "shred", "install", "sed", "pgrep", "skill", "launchctl", "sv", "supervisorctl", "pm2":
+	default:
+		return
+	}
+	if c.name == "pgrep" {
+		return
+	}
+	var sb strings.Builder
+	syntax.NewPrinter(syntax.Minify(true)).Print(&sb, s)
+	text := sb.String()
+	for _, n := range c.j.p.selfNames {
+		if containsWord(text, n) {
+			c.deny("self_tamper", "acts on nanobot itself ("+n+")")
+			return
+		}
+	}
+}
+
+func containsWord(text, w string) bool {
+	for i := 0; ; {
+		k := strings.Index(text[i:], w)
+		if k < 0 {
+			return false
+		}
+		k += i
+		before := k == 0 || !isWordByte(text[k-1])
+		after := k+len(w) >= len(text) || !isWordByte(text[k+len(w)])
+		if before && after {
+			return true
+		}
+		i = k + 1
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
+}
+
+// stdinProgram judges what an interpreter reads as its program from
+// standard input: a pipe, a here-document or a file.
+func (c *call) stdinProgram() {
+	if c.stdinText != nil {
+		c.judgeProgram(*c.stdinText, "here-document")
+		return
+	}
+	if s := c.stdinSubst; s != nil {
+		switch {
+		case s.fetch:
+			c.deny("download_exec", "feeds a download into "+c.progName)
+		case s.decode:
+			c.deny("obfuscation", "feeds decoded data into "+c.progName)
+		default:
+			c.deny("obfuscation", "feeds command output of unknown content into "+c.progName)
+		}
+		return
+	}
+	if c.stdinFile != "" {
+		if isNetDevice(c.stdinFile) {
+			c.deny("reverse_shell", "runs a program read from a network socket")
+		}
+		if t, ok := c.sc.tainted[c.stdinFile]; ok {
+			c.deny(t, "runs a file produced by a download or decoder: "+c.stdinFile)
+		}
+		return
+	}
+	if len(c.in) == 0 {
+		return
+	}
+	allLiteral := true
+	var text strings.Builder
+	for _, p := range c.in {
+		switch {
+		case p.fetch:
+			c.deny("download_exec", "pipes a download into "+c.progName)
+			return
+		case p.netClient:
+			c.deny("reverse_shell", "pipes a network connection into "+c.progName)
+			return
+		case p.decode:
+			c.deny("obfuscation", "pipes decoded data into "+c.progName)
+			return
+		}
+		if !p.literal {
+			allLiteral = false
+		}
+		text.WriteString(p.text)
+	}
+	if !allLiteral {
+		c.deny("obfuscation", "pipes data of unknown content into "+c.progName)
+		return
+	}
+	c.judgeProgram(arg{val: text.String()}, "piped program")
+}
+
+// judgeProgram judges program text for the current interpreter.
+func (c *call) judgeProgram(a arg, what string) {
+	if isShellName(c.progName) {
+		c.j.nested(c.owner, a, c.sc, what)
+		return
+	}
+	c.judgeCode(c.progName, a)
+}
+
+// pipelineRules looks at a whole pipeline for data flowing from sensitive
+// sources to the network and for shells wired to sockets.
+func (j *judge) pipelineRules(stages [][]*callInfo) {
+	var netOwner, shellOwner = -1, -1
+	for i, st := range stages {
+		for _, ci := range st {
+			if ci.netClient {
+				netOwner = ci.owner
+			}
+			if ci.shell {
+				shellOwner = ci.owner
+			}
+			if !ci.sink && !ci.rawSink {
+				continue
+			}
+			for _, prev := range stages[:i] {
+				for _, p := range prev {
+					if p.sensitive || (ci.rawSink && !p.literal) {
+						j.add(ci.owner, Deny, "exfiltration", "sends "+describe(p)+" to the network")
+					}
+				}
+			}
+		}
+	}
+	if netOwner >= 0 && shellOwner >= 0 {
+		j.add(shellOwner, Deny, "reverse_shell", "wires a shell to a network connection")
+	}
+}
+
+func describe(p *callInfo) string {
+	if p.name == "" {
+		return "data"
+	}
+	return "the output of " + p.name
+}

@@ -1,0 +1,458 @@
+package safety
+
+import (
+	"regexp"
+	"strings"
+)
+
+// interp judges interpreter invocations: one-liners by the patterns of
+// their code, programs read from stdin by what feeds them, script files by
+// where they came from, and a few modules (python -m http.server, pip).
+func (c *call) interp() {
+	c.noPathScan = true
+	lang := interpLang(c.name)
+	c.progName = lang
+	args := c.argv[1:]
+	var code []arg
+	var ops []arg
+	inPlace := false
+	module := ""
+	for k := 0; k < len(args); k++ {
+		v := args[k].val
+		next := func() (arg, bool) {
+			if k+1 < len(args) {
+				k++
+				return args[k], true
+			}
+			return arg{}, false
+		}
+		if len(ops) > 0 || !strings.HasPrefix(v, "-") || v == "-" {
+			ops = append(ops, args[k])
+			if lang != "perl" && lang != "ruby" {
+				ops = append(ops, args[k+1:]...)
+				break
+			}
+			continue
+		}
+		switch lang {
+		case "python":
+			switch {
+			case v == "-c":
+				if a, ok := next(); ok {
+					code = append(code, a)
+				}
+				ops = append(ops, args[k+1:]...)
+				k = len(args)
+			case strings.HasPrefix(v, "-c"):
+				code = append(code, arg{val: v[2:]})
+				k = len(args)
+			case v == "-m":
+				if a, ok := next(); ok {
+					module = a.val
+				}
+				ops = append(ops, args[k+1:]...)
+				k = len(args)
+			case strings.HasPrefix(v, "-m"):
+				module = v[2:]
+				ops = append(ops, args[k+1:]...)
+				k = len(args)
+			case v == "-W" || v == "-X" || v == "-Q":
+				next()
+			}
+		case "perl", "ruby":
+			if strings.HasPrefix(v, "--") {
+				continue
+			}
+		cluster:
+			for i := 1; i < len(v); i++ {
+				switch ch := v[i]; {
+				case ch == 'e' || ch == 'E':
+					if i+1 < len(v) {
+						code = append(code, arg{val: v[i+1:]})
+					} else if a, ok := next(); ok {
+						code = append(code, a)
+					}
+					break cluster
+				case strings.IndexByte("rIMmxCFdD", ch) >= 0:
+					val := v[i+1:]
+					if val == "" && (ch == 'r' || ch == 'I') {
+						a, _ := next()
+						val = a.val
+					}
+					if lang == "ruby" && ch == 'r' && val == "un" {
+						module = "un"
+					}
+					break cluster
+				case ch == 'i':
+					inPlace = true
+					break cluster
+				case ch == '0' || ch == 'l':
+					for i+1 < len(v) && (v[i+1] >= '0' && v[i+1] <= '9' || v[i+1] >= 'a' && v[i+1] <= 'f') {
+						i++
+					}
+				}
+			}
+		case "node":
+			switch v {
+			case "-e", "--eval", "-p", "--print":
+				if a, ok := next(); ok {
+					code = append(code, a)
+				}
+				ops = append(ops, args[k+1:]...)
+				k = len(args)
+			case "-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions":
+				next()
+			}
+			if c.name == "deno" || c.name == "bun" {
+				if v == "eval" || v == "-e" {
+					if a, ok := next(); ok {
+						code = append(code, a)
+					}
+				}
+			}
+		case "php":
+			switch v {
+			case "-r":
+				if a, ok := next(); ok {
+					code = append(code, a)
+				}
+			case "-S":
+				next()
+				c.ask("network_listener", "php -S starts a web server")
+			case "-t", "-c", "-d", "-z":
+				if a, ok := next(); ok && v == "-t" {
+					c.serveDir(a)
+				}
+			case "-f":
+				if a, ok := next(); ok {
+					ops = append(ops, a)
+				}
+			}
+		case "lua", "r", "julia":
+			if v == "-e" {
+				if a, ok := next(); ok {
+					code = append(code, a)
+				}
+			}
+		case "pwsh":
+			lv := strings.ToLower(v)
+			switch {
+			case lv == "-c" || lv == "-command" || lv == "--command":
+				if a, ok := next(); ok {
+					var parts []string
+					parts = append(parts, a.val)
+					for _, r := range args[k+1:] {
+						parts = append(parts, r.val)
+					}
+					code = append(code, arg{val: strings.Join(parts, " ")})
+				}
+				k = len(args)
+			case strings.HasPrefix(lv, "-e") || strings.HasPrefix(lv, "-enc"):
+				c.deny("obfuscation", "powershell runs an encoded command")
+				return
+			}
+		}
+	}
+	// deno and bun take subcommands.
+	if (c.name == "deno" || c.name == "bun") && len(ops) > 0 {
+		switch ops[0].val {
+		case "eval":
+			if len(ops) > 1 {
+				code = append(code, ops[1])
+			}
+			ops = nil
+		case "run", "x":
+			ops = ops[1:]
+			for len(ops) > 0 && strings.HasPrefix(ops[0].val, "-") {
+				ops = ops[1:]
+			}
+		case "install", "add":
+			if c.name == "bun" && (strings.Contains(strings.Join(argTexts(args), " "), " -g") || strings.Contains(strings.Join(argTexts(args), " "), "--global")) {
+				c.ask("package_install", "bun installs global packages")
+			}
+			if c.name == "deno" && ops[0].val == "install" && len(ops) > 1 {
+				c.ask("package_install", "deno install adds a global command")
+			}
+			return
+		default:
+			if c.name == "bun" && len(ops) > 0 && !strings.Contains(ops[0].val, ".") {
+				return // bun test, bun build, bun <script>
+			}
+		}
+	}
+	for _, a := range code {
+		c.judgeCode(lang, a)
+	}
+	if module != "" {
+		c.pyModule(module, ops)
+		return
+	}
+	if inPlace {
+		for _, o := range ops {
+			c.checkArg(o, accWrite)
+		}
+		return
+	}
+	if len(code) > 0 {
+		for _, o := range ops {
+			c.scanOne(o, accRead)
+		}
+		return
+	}
+	if len(ops) == 0 || ops[0].val == "-" || ops[0].val == "/dev/stdin" {
+		if lang != "r" && lang != "julia" {
+			c.readsProgram = true
+			c.ci.shell = true
+		}
+		return
+	}
+	if (lang == "node") && isURL(ops[0].val) {
+		c.deny("download_exec", "runs a script straight from the network: "+ops[0].text())
+		return
+	}
+	c.runFile(ops[0])
+	for _, o := range ops[1:] {
+		c.scanOne(o, accRead)
+	}
+}
+
+// serveDir judges the directory a web server would publish.
+func (c *call) serveDir(d arg) {
+	p, ok := c.j.resolve(d, c.sc)
+	if !ok {
+		c.deny("exfiltration", "serves a directory only known at run time")
+		return
+	}
+	if cat, _ := c.j.classify(p, accReadTree); cat != "" || (!c.j.inWorkspace(p) && !isTemp(p)) {
+		c.deny("exfiltration", "serves files from outside the workspace to the network: "+p)
+	}
+}
+
+func (c *call) pyModule(module string, ops []arg) {
+	switch module {
+	case "http.server", "SimpleHTTPServer", "CGIHTTPServer", "un", "smtpd", "aiosmtpd", "pyftpdlib", "uploadserver", "wsgiref.simple_server", "RangeHTTPServer":
+		c.ask("network_listener", module+" starts a server")
+		for k, o := range ops {
+			if (o.val == "-d" || o.val == "--directory") && k+1 < len(ops) {
+				c.serveDir(ops[k+1])
+			}
+			if strings.HasPrefix(o.val, "--directory=") {
+				c.serveDir(arg{val: strings.TrimPrefix(o.val, "--directory=")})
+			}
+		}
+		if module == "un" {
+			c.serveCwd()
+		} else if strings.HasPrefix(module, "http") || module == "SimpleHTTPServer" {
+			c.serveCwd()
+		}
+	case "pip", "pip3":
+		inner := &call{j: c.j, sc: c.sc, ci: c.ci, owner: c.owner, name: "pip", argv: append([]arg{c.argv[0]}, ops...), layers: c.layers}
+		inner.pip()
+	case "pty":
+		c.deny("obfuscation", "python -m pty spawns a terminal")
+	case "base64":
+		for _, o := range ops {
+			if o.val == "-d" || o.val == "--decode" {
+				c.ci.decode = true
+			}
+		}
+	}
+}
+
+func (c *call) serveCwd() {
+	if c.sc.cwd == "" {
+		c.deny("exfiltration", "serves a directory only known at run time")
+		return
+	}
+	c.serveDir(arg{val: c.sc.cwd})
+}
+
+var (
+	reStrLit     = regexp.MustCompile(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
+	reBacktick   = regexp.MustCompile("`([^`]*)`")
+	reQx         = regexp.MustCompile(`qx\s*[{(/|]([^})/|]*)[})/|]|%x[{(]([^})]*)[})]`)
+	reExecCall   = regexp.MustCompile(`\b(os\.system|os\.popen|popen[234]?|subprocess\.\w+|check_output|check_call|Popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|commands\.getoutput|system|exec|execSync|execFileSync|spawn|spawnSync|execFile|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|Process\.Start|Runtime\.getRuntime|Start-Process|Invoke-Expression)\s*[\[\x60'"(]`)
+	reSocket     = regexp.MustCompile(`(?i)socket|fsockopen|TCPSocket|net\.connect|net\.Socket|createConnection|IO::Socket|Net::TCP|new-object\s+system\.net\.sockets|socat|/dev/tcp`)
+	reConnect    = regexp.MustCompile(`(?i)connect|fsockopen|TCPSocket\.(new|open)|createConnection|IO::Socket::INET|PeerAddr|TCPClient`)
+	reShellish   = regexp.MustCompile(`(?i)dup2|pty\.spawn|/bin/(ba|z|da|k)?sh|cmd\.exe|subprocess|child_process|spawn|\bexec\b|exec\(|system\(|popen|proc_open|shell_exec|passthru|STDIN|STDOUT|open\(STDIN|\.pipe\(|powershell|IEX|Invoke-Expression`)
+	reFetch      = regexp.MustCompile(`(?i)urlopen|urllib|requests\.(get|post)|http\.client|httplib|LWP|get\(\s*['"]https?:|getstore|file_get_contents\(\s*['"]https?|open-uri|URI\.open|Net::HTTP|fetch\(|https?\.get|curl_exec|DownloadString|DownloadFile|Invoke-WebRequest|iwr |Invoke-RestMethod|irm |WebClient|http\.request`)
+	reEvalExec   = regexp.MustCompile(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod`)
+	reDecode     = regexp.MustCompile(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(`)
+	reNetSend    = regexp.MustCompile(`(?i)requests\.(post|put)|urlopen\([^)]*data|http\.client|httplib|\.sendall?\(|Net::HTTP\.post|post_form|method\s*:\s*['"](POST|PUT)|fetch\([^)]*POST|curl_exec|smtplib|ftplib|\.request\(|axios\.(post|put)|LWP.*post|HTTP::Request|paramiko|\.storbinary|UploadFile|UploadString|Invoke-WebRequest.*-Method\s+Post|Invoke-RestMethod.*-Method\s+Post|\.write\(\s*\w*sock|sock\w*\.(write|send)|socket.*\.(write|send)|Socket.*\.write|print\s+\$sock|syswrite`)
+	reLocalData  = regexp.MustCompile(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
+	reEnvDump    = regexp.MustCompile(`os\.environ\s*(\)|$|;|,|\.items|\.copy|\.keys|\.values)|dict\(\s*os\.environ|print\s*\(?\s*os\.environ\s*\)?\s*$|process\.env\s*(\)|$|;|,)|JSON\.stringify\(\s*process\.env\s*\)|%ENV\b|\bENV\.(to_h|to_a|each|inspect|keys|map|select|sort)|\bp\s+ENV\b|puts\s+ENV\s*($|;)|getenv\(\s*\)|\$_ENV\b|\$_SERVER\b|Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:|os\.Environ\(\)`)
+	reDelete     = regexp.MustCompile(`(?i)rmtree|rmdir|\bremove\(|unlink|rm_rf|rm_r|rmSync|rimraf|removedirs|\bdelete\b|FileUtils\.rm|File\.delete|os\.remove|\.unlink\(|fs\.rm|unlinkSync|rmdirSync|Remove-Item|\brm\s+-rf|truncate\(|shred`)
+	reWriteMode  = regexp.MustCompile(`^\s*,\s*['"](w|a|wb|ab|w\+|a\+|r\+|wt|at)['"]|^\s*,\s*(flags\s*[:=]\s*)?['"]a['"]|^\s*,\s*File::(WRONLY|APPEND)|^\s*,\s*os\.O_(WRONLY|RDWR|APPEND)|^\s*,\s*['"]>>?['"]|^['"]?\s*\)\s*\.\s*(write_text|write_bytes|open\(\s*['"][wa])`)
+	reWriteFunc  = regexp.MustCompile(`(?i)(writeFile|appendFile|writeFileSync|appendFileSync|file_put_contents|File\.write|IO\.write|write_text|write_bytes|symlink|copyfile|copy2?|shutil\.copy|shutil\.move|rename|Set-Content|Add-Content|Out-File|createWriteStream|chmod|chown)\s*\(?\s*$`)
+	reForkLoop   = regexp.MustCompile(`(?i)(while|for|loop|until)[^\n]{0,40}fork|fork[^\n]{0,20}(while|for|loop)|fork\(\)\s*(&&|\|\|)|forkbomb|Thread\(target=[^)]*\)\.start\(\)[^\n]*while\s+True|while\s*(True|1|\(1\)|\(true\))\s*:?\s*[^\n]{0,40}(fork|Popen|spawn|Thread)`)
+	reKillInit   = regexp.MustCompile(`(?i)kill\s*\(?\s*-?1\s*,|kill\s*\(?\s*['"]?(KILL|9|TERM|SIGKILL|-9)['"]?\s*,\s*-?1\b|\.kill\(\s*-?1\b|Process\.kill\([^)]*,\s*-?1\s*\)|posix_kill\(\s*-?1\b`)
+	reSetuid     = regexp.MustCompile(`(?i)set(e|r|res)?uid\(\s*0\s*\)|set(e|r|res)?gid\(\s*0\s*\)|POSIX::setuid\(\s*0|Process::Sys\.setuid\(\s*0|posix_setuid\(\s*0|\$<\s*=\s*0|\$>\s*=\s*0`)
+	reListen     = regexp.MustCompile(`(?i)\.listen\(|\bbind\(|HTTPServer|TCPServer|socketserver|http\.server|SimpleHTTPServer|createServer|WEBrick|TCPServer\.new|IO::Socket::INET.*Listen|stream_socket_server|serve_forever|app\.run\(|uvicorn\.run|Listen\s*=>|HttpListener`)
+	reHomeRef    = regexp.MustCompile(`(?i)expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|os\.homedir\(\)|Dir\.home|environ\[\s*['"]HOME['"]\s*\]|getenv\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|\$HOME|\$env:USERPROFILE`)
+	reSysrq      = regexp.MustCompile(`sysrq-trigger`)
+	rePowerCall  = regexp.MustCompile(`(?i)\breboot\(|os\.reboot|LINUX_REBOOT|RB_AUTOBOOT|RB_POWER_OFF|Stop-Computer|Restart-Computer`)
+)
+
+// judgeCode judges an interpreter program given as text.
+func (c *call) judgeCode(lang string, a arg) {
+	code := a.val
+	switch {
+	case a.fetch:
+		c.deny("download_exec", lang+" runs code downloaded at run time")
+		return
+	case a.decode:
+		c.deny("obfuscation", lang+" runs decoded code")
+		return
+	case strings.TrimSpace(strings.ReplaceAll(code, unknownMark, "")) == "" && strings.Contains(code, unknownMark):
+		c.deny("obfuscation", lang+" program text is only known at run time")
+		return
+	}
+	if lang == "pwsh" || lang == "tclsh" || lang == "osascript" {
+		// Close enough to a shell for the commands it names.
+		c.j.lenient(c.owner, code, c.sc)
+	}
+	hasSocket := reSocket.MatchString(code)
+	shellish := reShellish.MatchString(code)
+	fetch := reFetch.MatchString(code)
+	evalExec := reEvalExec.MatchString(code)
+	switch {
+	case hasSocket && reConnect.MatchString(code) && shellish:
+		c.deny("reverse_shell", lang+" connects a shell to the network")
+	case fetch && evalExec:
+		c.deny("download_exec", lang+" downloads code and runs it")
+	case reDecode.MatchString(code) && evalExec:
+		c.deny("obfuscation", lang+" decodes a hidden program and runs it")
+	}
+	if reNetSend.MatchString(code) && reLocalData.MatchString(code) {
+		c.deny("exfiltration", lang+" sends local data or the environment to the network")
+	}
+	if reEnvDump.MatchString(code) {
+		c.deny("secrets", lang+" prints the process environment")
+	}
+	if reForkLoop.MatchString(code) {
+		c.deny("resource_exhaustion", lang+" forks in a loop")
+	}
+	if reKillInit.MatchString(code) {
+		c.deny("services", lang+" kills init or every process")
+	}
+	if reSetuid.MatchString(code) {
+		c.deny("privilege", lang+" switches to root")
+	}
+	if reSysrq.MatchString(code) || rePowerCall.MatchString(code) {
+		c.deny("power", lang+" reboots or powers off the machine")
+	}
+	if reListen.MatchString(code) && !hasSocket || reListen.MatchString(code) && !reConnect.MatchString(code) {
+		c.ask("network_listener", lang+" starts a network server")
+	}
+	deletes := reDelete.MatchString(code)
+	if deletes && reHomeRef.MatchString(code) {
+		c.deny("destroy_data", lang+" deletes files in the home directory")
+	}
+	// Commands the program runs through a shell.
+	if reExecCall.MatchString(code) || lang == "perl" || lang == "ruby" || lang == "php" {
+		for _, m := range reBacktick.FindAllStringSubmatch(code, -1) {
+			if lang != "node" {
+				c.j.lenient(c.owner, m[1], c.sc)
+			}
+		}
+		for _, m := range reQx.FindAllStringSubmatch(code, -1) {
+			c.j.lenient(c.owner, m[1]+m[2], c.sc)
+		}
+	}
+	lits := reStrLit.FindAllStringSubmatchIndex(code, -1)
+	execCtx := reExecCall.MatchString(code)
+	var joined []string
+	for _, m := range lits {
+		var s string
+		if m[2] >= 0 {
+			s = code[m[2]:m[3]]
+		} else {
+			s = code[m[4]:m[5]]
+		}
+		s = unescapeCode(s)
+		if execCtx {
+			c.j.lenient(c.owner, s, c.sc)
+			joined = append(joined, s)
+		}
+		c.codePath(s, code[m[1]:], code[:m[0]], deletes)
+	}
+	if execCtx && len(joined) > 1 {
+		c.j.lenient(c.owner, strings.Join(joined, " "), c.sc)
+	}
+}
+
+// codePath judges a string literal of a program that names a path.
+func (c *call) codePath(s, after, before string, deletes bool) {
+	if s == "" || strings.ContainsAny(s, " \n\t") && !strings.HasPrefix(s, "/") {
+		return
+	}
+	if !(strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "..")) {
+		return
+	}
+	if strings.HasPrefix(s, "~") {
+		s = c.j.tilde(s)
+	}
+	if strings.Contains(s, unknownMark) {
+		return
+	}
+	p, ok := c.j.resolve(arg{val: s}, c.sc)
+	if !ok {
+		return
+	}
+	if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
+		c.deny("reverse_shell", "program opens a network socket through "+p)
+		return
+	}
+	tail := before
+	if len(tail) > 40 {
+		tail = tail[len(tail)-40:]
+	}
+	write := reWriteMode.MatchString(after) || reWriteFunc.MatchString(tail) ||
+		strings.HasPrefix(s, ">") || strings.HasSuffix(strings.TrimSpace(tail), ">>") || strings.HasSuffix(strings.TrimSpace(tail), ">")
+	switch {
+	case deletes && c.j.classifyDeleteCat(p) != "":
+		cat, reason := c.j.classify(p, accDelete)
+		c.deny(cat, "program "+reason)
+	case write:
+		if cat, reason := c.j.classify(p, accCreate); cat != "" {
+			c.deny(cat, "program "+reason)
+		}
+	default:
+		if cat, reason := c.j.classify(p, accRead); cat != "" {
+			c.deny(cat, "program "+reason)
+		}
+	}
+}
+
+func (j *judge) classifyDeleteCat(p string) string {
+	cat, _ := j.classify(p, accDelete)
+	return cat
+}
+
+// lenient judges a string from a program as a shell command, ignoring
+// strings that are not valid shell at all.
+func (j *judge) lenient(owner int, s string, sc *scope) {
+	if strings.TrimSpace(s) == "" || j.depth > maxDepth {
+		return
+	}
+	sub := &judge{p: j.p, owners: j.owners + 1000, depth: j.depth + 1, calls: j.calls}
+	sub.script(strings.ReplaceAll(s, unknownMark, "${__unknown}"), sc.child())
+	j.calls = sub.calls
+	for _, f := range sub.findings {
+		if f.category == "unparsable" {
+			continue
+		}
+		if f.category == "obfuscation" && (strings.HasPrefix(f.reason, "command name") || f.reason == "empty command name") {
+			continue
+		}
+		f.owner = owner
+		j.findings = append(j.findings, f)
+	}
+}
+
+func unescapeCode(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	return decodeANSIC(s)
+}
