@@ -1,0 +1,159 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/safety"
+)
+
+// Files is what the file tools share: where they work and what they may touch.
+type Files struct {
+	// Workspace is the directory relative paths resolve against.
+	Workspace string
+	// Restrict confines every path to the workspace, symlinks included.
+	Restrict bool
+	// Protected are absolute paths (nanobot's config, database) that no file
+	// tool may read or write, even inside the workspace or unrestricted.
+	Protected []string
+}
+
+// NewFileTools returns read_file, write_file, edit_file and list_dir over f.
+func NewFileTools(f Files) []agent.Tool {
+	return []agent.Tool{ReadFile{f}, WriteFile{f}, EditFile{f}, ListDir{f}}
+}
+
+// errProtected is returned for nanobot's own files.
+var errProtected = errors.New("this file belongs to nanobot itself (configuration or database) and is not accessible to tools")
+
+// resolve turns the path the model gave into the absolute path to operate
+// on, with symlinks resolved, refusing what lies outside the workspace (when
+// restricted) and nanobot's own files.
+func (f Files) resolve(path string) (string, error) {
+	if strings.TrimSpace(path) == "" {
+		return "", errors.New(`"path" is required`)
+	}
+	if strings.ContainsRune(path, 0) {
+		return "", errors.New("path contains a NUL byte")
+	}
+	ws, err := filepath.Abs(f.Workspace)
+	if err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(ws, abs)
+	}
+	abs = filepath.Clean(abs)
+	if f.Restrict {
+		confined, err := safety.Confine(ws, abs, f.Protected)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w (file tools are restricted to the workspace %s)", path, err, ws)
+		}
+		// The policy's answer is checked once more against the resolved
+		// workspace, so that a mistake there cannot open the whole disk.
+		if !within(realPath(ws), realPath(confined)) {
+			return "", fmt.Errorf("%s is outside the workspace %s", path, ws)
+		}
+		abs = confined
+	} else {
+		abs = realPath(abs)
+	}
+	if f.protected(abs) {
+		return "", fmt.Errorf("%s: %w", path, errProtected)
+	}
+	return abs, nil
+}
+
+// protected reports whether abs, with symlinks resolved, is one of the
+// protected files, a hard link to one, or a database's journal.
+func (f Files) protected(abs string) bool {
+	real := realPath(abs)
+	target, statErr := os.Stat(real)
+	for _, p := range f.Protected {
+		if p == "" {
+			continue
+		}
+		pr := realPath(p)
+		for _, q := range []string{filepath.Clean(p), pr} {
+			if real == q || abs == q {
+				return true
+			}
+			for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+				if real == q+suffix || abs == q+suffix {
+					return true
+				}
+			}
+		}
+		if statErr != nil {
+			continue
+		}
+		if pi, err := os.Stat(pr); err == nil && os.SameFile(target, pi) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is dir or lies below it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+// realPath resolves the symlinks of an absolute path component by component,
+// dangling ones included, and keeps the part that does not exist yet as it
+// is. It gives up after 255 links, returning what it has.
+func realPath(path string) string {
+	path = filepath.Clean(path)
+	if !filepath.IsAbs(path) {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+	}
+	rest := strings.Split(strings.TrimPrefix(path, string(filepath.Separator)), string(filepath.Separator))
+	resolved := string(filepath.Separator)
+	links := 0
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing (to be created) or unreadable: nothing more to resolve.
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		links++
+		if links > 255 {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		if filepath.IsAbs(target) {
+			resolved = string(filepath.Separator)
+		}
+		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
+	}
+	return resolved
+}

@@ -1,0 +1,232 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sandbox is a workspace with an outside directory next to it, symlinks
+// pointing out and nanobot's own files inside.
+type sandbox struct {
+	root, ws, outside, config, db string
+}
+
+func newSandbox(t *testing.T) sandbox {
+	t.Helper()
+	root := t.TempDir()
+	s := sandbox{
+		root:    root,
+		ws:      filepath.Join(root, "ws"),
+		outside: filepath.Join(root, "outside"),
+		config:  filepath.Join(root, "ws", "config.yaml"),
+		db:      filepath.Join(root, "ws", "data", "nanobot.db"),
+	}
+	mkdir(t, s.ws, s.outside, filepath.Dir(s.db), filepath.Join(s.ws, "sub"))
+	writeFile(t, filepath.Join(s.outside, "secret.txt"), "outside secret")
+	writeFile(t, s.config, "api_key: sk-live")
+	writeFile(t, s.db, "SQLite format 3")
+	writeFile(t, s.db+"-wal", "wal")
+	writeFile(t, filepath.Join(s.ws, "notes.txt"), "inside notes")
+	symlink(t, s.outside, filepath.Join(s.ws, "out"))
+	symlink(t, filepath.Join(s.outside, "secret.txt"), filepath.Join(s.ws, "outfile"))
+	symlink(t, "../../outside/secret.txt", filepath.Join(s.ws, "sub", "relout"))
+	symlink(t, filepath.Join(s.outside, "new.txt"), filepath.Join(s.ws, "dangling"))
+	symlink(t, s.config, filepath.Join(s.ws, "cfglink"))
+	symlink(t, "notes.txt", filepath.Join(s.ws, "notelink"))
+	if err := os.Link(s.config, filepath.Join(s.ws, "cfghard")); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s sandbox) files(restrict bool) Files {
+	return Files{Workspace: s.ws, Restrict: restrict, Protected: []string{s.config, s.db}}
+}
+
+// untouched fails the test if anything outside the workspace or protected
+// changed.
+func (s sandbox) untouched(t *testing.T) {
+	t.Helper()
+	for path, want := range map[string]string{
+		filepath.Join(s.outside, "secret.txt"): "outside secret",
+		s.config:                               "api_key: sk-live",
+		s.db:                                   "SQLite format 3",
+		s.db + "-wal":                          "wal",
+	} {
+		if got := readString(t, path); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(s.outside, "new.txt")); err == nil {
+		t.Errorf("a file was created outside the workspace through the dangling symlink")
+	}
+}
+
+func TestConfinement(t *testing.T) {
+	s := newSandbox(t)
+	tests := []struct {
+		name        string
+		path        string
+		restricted  bool // refused with restrict_to_workspace
+		alwaysRefus bool // refused even without it
+	}{
+		{"inside", "notes.txt", false, false},
+		{"inside absolute", filepath.Join(s.ws, "notes.txt"), false, false},
+		{"symlink inside", "notelink", false, false},
+		{"dot dot", "../outside/secret.txt", true, false},
+		{"dot dot in the middle", "sub/../../outside/secret.txt", true, false},
+		{"absolute outside", filepath.Join(s.outside, "secret.txt"), true, false},
+		{"symlinked dir out", "out/secret.txt", true, false},
+		{"symlinked file out", "outfile", true, false},
+		{"relative symlink out", "sub/relout", true, false},
+		{"config", "config.yaml", true, true},
+		{"database", "data/nanobot.db", true, true},
+		{"database journal", "data/nanobot.db-wal", true, true},
+		{"symlink to config", "cfglink", true, true},
+		{"hard link to config", "cfghard", true, true},
+		{"config absolute", s.config, true, true},
+	}
+	for _, restrict := range []bool{true, false} {
+		tools := s.files(restrict)
+		for _, tt := range tests {
+			name := tt.name
+			if !restrict {
+				name += " unrestricted"
+			}
+			refused := tt.alwaysRefus || (restrict && tt.restricted)
+			t.Run(name, func(t *testing.T) {
+				got, err := call(t, ReadFile{tools}, map[string]string{"path": tt.path})
+				if refused {
+					if err == nil {
+						t.Fatalf("read_file(%s) = %q, want a refusal", tt.path, got)
+					}
+					if strings.Contains(err.Error(), "sk-live") || strings.Contains(err.Error(), "outside secret") {
+						t.Errorf("the refusal leaks the content: %v", err)
+					}
+				} else if err != nil {
+					t.Fatalf("read_file(%s): %v", tt.path, err)
+				}
+				if !refused {
+					return
+				}
+				for _, tool := range []struct {
+					name string
+					run  func() (string, error)
+				}{
+					{"write_file", func() (string, error) {
+						return call(t, WriteFile{tools}, map[string]string{"path": tt.path, "content": "overwritten"})
+					}},
+					{"edit_file", func() (string, error) {
+						return call(t, EditFile{tools}, map[string]string{"path": tt.path, "old_text": "e", "new_text": "X"})
+					}},
+				} {
+					if got, err := tool.run(); err == nil {
+						t.Errorf("%s(%s) = %q, want a refusal", tool.name, tt.path, got)
+					}
+				}
+				s.untouched(t)
+			})
+		}
+	}
+}
+
+func TestDanglingSymlink(t *testing.T) {
+	s := newSandbox(t)
+	got, err := call(t, WriteFile{s.files(true)}, map[string]string{"path": "dangling", "content": "escaped"})
+	if err == nil {
+		t.Errorf("write_file(dangling) = %q, want a refusal", got)
+	}
+	s.untouched(t)
+	if _, err := call(t, ReadFile{s.files(true)}, map[string]string{"path": "dangling"}); err == nil {
+		t.Error("read_file(dangling) succeeded, want a refusal")
+	}
+}
+
+func TestListDirConfinement(t *testing.T) {
+	s := newSandbox(t)
+	for _, path := range []string{"..", "out", s.outside, "/"} {
+		if got, err := call(t, ListDir{s.files(true)}, map[string]string{"path": path}); err == nil {
+			t.Errorf("list_dir(%s) = %q, want a refusal", path, got)
+		}
+	}
+	if _, err := call(t, ListDir{s.files(false)}, map[string]string{"path": "out"}); err != nil {
+		t.Errorf("list_dir(out) unrestricted: %v", err)
+	}
+}
+
+func TestEmptyPath(t *testing.T) {
+	s := newSandbox(t)
+	for _, tool := range []struct {
+		name string
+		run  func() (string, error)
+	}{
+		{"read_file", func() (string, error) { return call(t, ReadFile{s.files(true)}, map[string]string{"path": " "}) }},
+		{"write_file", func() (string, error) {
+			return call(t, WriteFile{s.files(true)}, map[string]string{"content": "x"})
+		}},
+	} {
+		if _, err := tool.run(); err == nil || !strings.Contains(err.Error(), `"path" is required`) {
+			t.Errorf("%s without a path: error %v, want one saying path is required", tool.name, err)
+		}
+	}
+}
+
+func TestRealPath(t *testing.T) {
+	s := newSandbox(t)
+	real := func(p string) string {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tests := []struct{ in, want string }{
+		{filepath.Join(s.ws, "notes.txt"), real(filepath.Join(s.ws, "notes.txt"))},
+		{filepath.Join(s.ws, "out", "secret.txt"), real(filepath.Join(s.outside, "secret.txt"))},
+		{filepath.Join(s.ws, "sub", "relout"), real(filepath.Join(s.outside, "secret.txt"))},
+		{filepath.Join(s.ws, "dangling"), filepath.Join(real(s.outside), "new.txt")},
+		{filepath.Join(s.ws, "new", "deeper", "file"), filepath.Join(real(s.ws), "new", "deeper", "file")},
+	}
+	for _, tt := range tests {
+		if got := realPath(tt.in); got != tt.want {
+			t.Errorf("realPath(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	loop := filepath.Join(s.ws, "loop")
+	symlink(t, loop, loop)
+	_ = realPath(filepath.Join(loop, "x")) // must return
+}
+
+func mkdir(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
