@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nanobot-go/nanobot/admin"
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/channels/cli"
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/safety"
+)
+
+// start loads the config and builds a runtime with its logger.
+func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *admin.Metrics) (*runtime, error) {
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	level := new(slog.LevelVar)
+	red := safety.NewRedactor(cfg.Secrets()...)
+	logger := newLogger(a.stderr, cfg.Log, level, red.Redact)
+	if quiet && level.Level() < slog.LevelWarn {
+		// A terminal chat keeps its output for the conversation.
+		level.Set(slog.LevelWarn)
+	}
+	return newRuntime(ctx, cfg, logger, level, metrics)
+}
+
+func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	var message, session string
+	fs.StringVar(&message, "m", "", "answer this message and exit")
+	fs.StringVar(&message, "message", "", "same as -m")
+	fs.StringVar(&session, "session", "cli:default", "session name")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("agent: unexpected argument %q (quote the message and pass it with -m)", fs.Arg(0))}
+	}
+	rt, err := a.start(ctx, cfgPath, true, nil)
+	if err != nil {
+		return err
+	}
+	defer rt.close(5 * time.Second)
+
+	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, R: rt}
+	if message == "" {
+		return chat.Run(ctx)
+	}
+	res, err := rt.answer(ctx, cli.Turn(session), agent.Message{Role: agent.RoleUser, Content: message}, false)
+	if res.Text != "" {
+		fmt.Fprintln(a.stdout, strings.TrimSpace(res.Text))
+	}
+	if err != nil {
+		if res.Text != "" {
+			return errors.New("the model could not be reached")
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nanobot-go/nanobot/admin"
+	"github.com/nanobot-go/nanobot/channels/telegram"
+	"github.com/nanobot-go/nanobot/config"
+)
+
+// gateway runs the daemon: Telegram, the admin endpoint and live config
+// reloads, until SIGINT or SIGTERM.
+func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error {
+	fs := newFlags("gateway", a.stderr)
+	reloadEvery := fs.Duration("reload-interval", time.Second, "how often config.yaml is checked for edits")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	if !cfg.Channels.Telegram.Enabled {
+		return &config.Error{File: cfg.Path, Key: "channels.telegram.enabled", Problem: errNoTelegram.Error()}
+	}
+	if err := cfg.CheckTelegram(); err != nil {
+		return err
+	}
+	metrics := admin.NewMetrics()
+	rt, err := a.start(ctx, cfgPath, false, metrics)
+	if err != nil {
+		return err
+	}
+	cfg = rt.config()
+	log := rt.logger
+
+	var tr telegram.Transcriber
+	if cfg.Provider.TranscriptionModel != "" {
+		tr = transcriber{rt}
+	}
+	ch, err := telegram.New(telegramConfig(cfg), rt.store, rt, rt, tr, log, telegram.Hooks{
+		Inbound:       func() { metrics.InboundMessage("telegram") },
+		TelegramError: metrics.TelegramError,
+		Queue: func(pending, running int) {
+			metrics.SetQueue("pending", pending)
+			metrics.SetQueue("running", running)
+		},
+	})
+	if err != nil {
+		rt.close(time.Second)
+		return err
+	}
+	rt.setApprover(ch)
+	rt.setNotify(func(ctx context.Context, session, text string) {
+		if err := ch.Notify(ctx, session, text); err != nil {
+			log.Error("notify chat", "session", session, "err", err)
+		}
+	})
+
+	var srv *admin.Server
+	if cfg.Gateway.Listen != "" {
+		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch) }, log)
+		if err := srv.Start(); err != nil {
+			rt.close(time.Second)
+			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
+		}
+		log.Info("admin endpoint listening", "addr", srv.Addr())
+	}
+
+	var wg sync.WaitGroup
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		watchConfig(watchCtx, cfg.Path, *reloadEvery, rt, ch)
+	}()
+
+	log.Info("gateway started", "version", version, "model", cfg.Provider.Model, "mode", cfg.Channels.Telegram.Mode)
+	runErr := ch.Run(ctx)
+	stopWatch()
+	wg.Wait()
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
+	}
+	if err := rt.close(5 * time.Second); err != nil {
+		log.Error("close storage", "err", err)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, telegram.ErrBadToken) {
+			return &config.Error{File: cfg.Path, Key: "channels.telegram.token", Problem: "telegram rejected the bot token: set TELEGRAM_BOT_TOKEN to the token from @BotFather"}
+		}
+		return runErr
+	}
+	log.Info("gateway stopped")
+	return nil
+}
+
+func telegramConfig(cfg *config.Config) telegram.Config {
+	t := cfg.Channels.Telegram
+	return telegram.Config{
+		Token:           string(t.Token),
+		APIURL:          t.APIURL,
+		AllowFrom:       t.AllowFrom,
+		GroupPolicy:     t.GroupPolicy,
+		ReplyToMessage:  t.ReplyToMessage,
+		Mode:            t.Mode,
+		WebhookURL:      t.Webhook.URL,
+		WebhookListen:   t.Webhook.Listen,
+		WebhookSecret:   string(t.Webhook.SecretToken),
+		MaxFileSize:     t.MaxFileSize,
+		Workspace:       cfg.Agent.Workspace,
+		Vision:          cfg.Provider.Vision,
+		MaxConcurrent:   cfg.Agent.MaxConcurrent,
+		ShutdownTimeout: cfg.Agent.ShutdownTimeout,
+		Approver:        cfg.Owner(),
+		ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
+		Model:           cfg.Provider.Model,
+	}
+}
+
+// ready is /readyz: the database takes writes, Telegram answered within
+// the last minute, and a model endpoint is configured.
+func ready(ctx context.Context, rt *runtime, ch *telegram.Channel) error {
+	if err := rt.store.Ping(ctx); err != nil {
+		return fmt.Errorf("database not writable: %w", err)
+	}
+	if last := ch.LastContact(); time.Since(last) > time.Minute {
+		if last.IsZero() {
+			return errors.New("telegram not reached yet")
+		}
+		return fmt.Errorf("telegram not reached for %s", time.Since(last).Round(time.Second))
+	}
+	if cfg := rt.config(); cfg.Provider.BaseURL == "" || cfg.Provider.Model == "" {
+		return errors.New("no model endpoint configured")
+	}
+	return nil
+}
+
+// transcriber sends voice notes to the current provider.
+type transcriber struct{ rt *runtime }
+
+func (t transcriber) Transcribe(ctx context.Context, filename string, audio []byte) (string, error) {
+	t.rt.mu.RLock()
+	p := t.rt.provider
+	t.rt.mu.RUnlock()
+	return p.Transcribe(ctx, filename, audio)
+}
+
+// watchConfig applies edits of config.yaml while the gateway runs: it
+// checks the file every interval and on SIGHUP. A valid edit applies to
+// new turns; an invalid one is logged and the running config stays.
+func watchConfig(ctx context.Context, path string, every time.Duration, rt *runtime, ch *telegram.Channel) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+
+	last, _ := os.ReadFile(path)
+	for {
+		force := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			force = true
+		case <-tick.C:
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			rt.logger.Warn("config reload: cannot read the file", "path", path, "err", err)
+			continue
+		}
+		if !force && bytes.Equal(data, last) {
+			continue
+		}
+		last = data
+		reload(path, rt, ch)
+	}
+}
+
+func reload(path string, rt *runtime, ch *telegram.Channel) {
+	log := rt.logger
+	next, err := config.Load(path)
+	if err != nil {
+		log.Error("config reload rejected; keeping the running config", "err", err)
+		return
+	}
+	old := rt.config()
+	if keys := config.Changed(old, next); len(keys) > 0 {
+		log.Warn("config keys changed that need a restart to apply", "keys", fmt.Sprint(keys))
+	}
+	keepRestartOnly(old, next)
+	if err := rt.reconfigure(next); err != nil {
+		log.Error("config reload rejected; keeping the running config", "err", err)
+		return
+	}
+	ch.SetAllowFrom(next.Channels.Telegram.AllowFrom)
+	ch.SetModel(next.Provider.Model)
+	log.Info("config reloaded", "path", path, "model", next.Provider.Model, "allow_from", strconv.Itoa(len(next.Channels.Telegram.AllowFrom))+" entries")
+}
+
+// keepRestartOnly carries over the values that only a restart applies, so
+// the running daemon keeps using what it started with.
+func keepRestartOnly(old, next *config.Config) {
+	next.Storage = old.Storage
+	next.Gateway = old.Gateway
+	next.Memory.Scope = old.Memory.Scope
+	t, o := &next.Channels.Telegram, old.Channels.Telegram
+	t.Enabled, t.Token, t.APIURL, t.Mode, t.Webhook = o.Enabled, o.Token, o.APIURL, o.Mode, o.Webhook
+}

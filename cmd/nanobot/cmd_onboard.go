@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nanobot-go/nanobot"
+	"github.com/nanobot-go/nanobot/config"
+)
+
+// onboard writes config.yaml from the documented example, and creates the
+// workspace and the data directory.
+func (a *app) onboard(_ context.Context, _ string, args []string) error {
+	fs := newFlags("onboard", a.stderr)
+	dir := fs.String("dir", ".", "directory to set up")
+	force := fs.Bool("force", false, "overwrite an existing config.yaml")
+	nonInteractive := fs.Bool("non-interactive", false, "take values from flags and the environment; ask nothing")
+	token := fs.String("telegram-token", "", "Telegram bot token (default: $TELEGRAM_BOT_TOKEN, kept as a reference)")
+	baseURL := fs.String("base-url", "", "OpenAI-compatible API base URL")
+	model := fs.String("model", "", "model name")
+	apiKey := fs.String("api-key", "", "API key (default: $OPENAI_API_KEY, kept as a reference)")
+	owner := fs.String("owner", "", "your numeric Telegram user id (default: $NANOBOT_OWNER)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	path := filepath.Join(*dir, "config.yaml")
+	if _, err := os.Stat(path); err == nil && !*force {
+		return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
+	}
+
+	def := config.Default()
+	answers := map[string]string{}
+	// Secrets from the environment stay references, so the file holds no secret.
+	secret := func(key, flagValue, env, prompt string) {
+		switch {
+		case flagValue != "":
+			answers[key] = flagValue
+		case a.getenv(env) != "":
+			answers[key] = "${" + env + "}"
+		case !*nonInteractive:
+			if v := a.ask(prompt+" (leave empty to set "+env+" later)", ""); v != "" {
+				answers[key] = v
+			}
+		}
+	}
+	plain := func(key, flagValue, env, prompt, dflt string) {
+		v := flagValue
+		if v == "" && env != "" {
+			v = a.getenv(env)
+		}
+		if v == "" && !*nonInteractive {
+			v = a.ask(prompt, dflt)
+		}
+		if v != "" && v != dflt {
+			answers[key] = v
+		}
+	}
+	secret("channels.telegram.token", *token, "TELEGRAM_BOT_TOKEN", "Telegram bot token from @BotFather")
+	plain("provider.base_url", *baseURL, "", "Model API base URL", def.Provider.BaseURL)
+	plain("provider.model", *model, "", "Model", def.Provider.Model)
+	secret("provider.api_key", *apiKey, "OPENAI_API_KEY", "API key")
+	plain("channels.telegram.allow_from", *owner, "NANOBOT_OWNER", "Your numeric Telegram user id (send /start to the bot to learn it)", "")
+	if v, ok := answers["channels.telegram.allow_from"]; ok {
+		answers["channels.telegram.allow_from"] = "[" + v + "]"
+	}
+	if _, ok := answers["channels.telegram.token"]; ok {
+		answers["channels.telegram.enabled"] = "true"
+	}
+
+	out, err := config.SetKeys(nanobot.ExampleConfig, answers)
+	if err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	// 0600: the file may hold a typed secret.
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		return err
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return fmt.Errorf("the written config does not load: %w", err)
+	}
+	for _, d := range []string{cfg.Agent.Workspace, filepath.Dir(cfg.Storage.Path)} {
+		if err := os.MkdirAll(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+	}
+	fmt.Fprintf(a.stdout, "Wrote %s\nWorkspace: %s\nData: %s\n", cfg.Path, cfg.Agent.Workspace, filepath.Dir(cfg.Storage.Path))
+	if missing := cfg.Missing(); len(missing) > 0 {
+		fmt.Fprintln(a.stdout, "Still to do:")
+		for _, m := range missing {
+			fmt.Fprintln(a.stdout, "  -", m)
+		}
+	}
+	fmt.Fprintln(a.stdout, "Next: nanobot config check, then nanobot gateway (or nanobot agent to chat here).")
+	return nil
+}
+
+// ask prints a prompt and reads one line; dflt is used for an empty answer.
+func (a *app) ask(prompt, dflt string) string {
+	if dflt != "" {
+		fmt.Fprintf(a.stdout, "%s [%s]: ", prompt, dflt)
+	} else {
+		fmt.Fprintf(a.stdout, "%s: ", prompt)
+	}
+	if a.in == nil {
+		a.in = bufio.NewReader(a.stdin)
+	}
+	line, _ := a.in.ReadString('\n')
+	if v := strings.TrimSpace(line); v != "" {
+		return v
+	}
+	return dflt
+}

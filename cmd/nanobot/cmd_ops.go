@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nanobot-go/nanobot/admin"
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/safety"
+)
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
+// configCmd is `nanobot config check [FILE]`.
+func (a *app) configCmd(_ context.Context, cfgPath string, args []string) error {
+	if len(args) == 0 || args[0] != "check" {
+		return usageError{"usage: nanobot config check [FILE]"}
+	}
+	if len(args) > 1 {
+		cfgPath = args[1]
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	out, err := cfg.Redacted()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "# %s is valid; effective configuration, secrets redacted:\n%s", cfg.Path, out)
+	return nil
+}
+
+// status shows the effective setup and what is missing.
+func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
+	if err := parseFlags(newFlags("status", a.stderr), args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	set := func(s config.Secret) string {
+		if s == "" {
+			return "not set"
+		}
+		return "set"
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "config\t%s\n", cfg.Path)
+	fmt.Fprintf(w, "model\t%s at %s (api key %s)\n", cfg.Provider.Model, cfg.Provider.BaseURL, set(cfg.Provider.APIKey))
+	fmt.Fprintf(w, "workspace\t%s\n", cfg.Agent.Workspace)
+	fmt.Fprintf(w, "database\t%s\n", cfg.Storage.Path)
+	if cfg.Channels.Telegram.Enabled {
+		fmt.Fprintf(w, "telegram\tenabled, %s, token %s, allow_from %v\n", cfg.Channels.Telegram.Mode, set(cfg.Channels.Telegram.Token), cfg.Channels.Telegram.AllowFrom)
+	} else {
+		fmt.Fprintf(w, "telegram\tdisabled\n")
+	}
+	listen := cfg.Gateway.Listen
+	if listen == "" {
+		listen = "off"
+	}
+	fmt.Fprintf(w, "admin endpoint\t%s\n", listen)
+	fmt.Fprintf(w, "memory\tscope %s, window %d messages\n", cfg.Memory.Scope, cfg.Memory.Window)
+	fmt.Fprintf(w, "shell\texec %v, approval %s\n", cfg.Tools.Exec.Enabled, cfg.Tools.Exec.Approval)
+	if _, err := os.Stat(cfg.Storage.Path); err == nil {
+		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {
+			rows, err := st.UsageSince(ctx, time.Now().AddDate(0, 0, -1))
+			if err == nil {
+				total := 0
+				for _, r := range rows {
+					total += r.Total()
+				}
+				fmt.Fprintf(w, "tokens (24h)\t%d\n", total)
+			}
+			st.Close()
+		}
+	} else {
+		fmt.Fprintf(w, "database\tnot created yet (it is created on first start)\n")
+	}
+	w.Flush()
+	missing := cfg.Missing()
+	if len(missing) == 0 {
+		fmt.Fprintln(a.stdout, "\nNothing is missing.")
+		return nil
+	}
+	fmt.Fprintln(a.stdout, "\nMissing:")
+	for _, m := range missing {
+		fmt.Fprintln(a.stdout, "  -", m)
+	}
+	return nil
+}
+
+// health probes a running gateway's admin endpoint.
+func (a *app) health(ctx context.Context, cfgPath string, args []string) error {
+	fs := newFlags("health", a.stderr)
+	ready := fs.Bool("ready", false, "check readiness (/readyz) instead of liveness (/healthz)")
+	addr := fs.String("addr", "", "admin endpoint host:port (default: gateway.listen from the config)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *addr == "" {
+		*addr = config.Default().Gateway.Listen
+		if cfg, err := config.Load(cfgPath); err == nil {
+			*addr = cfg.Gateway.Listen
+		}
+	}
+	if *addr == "" {
+		return errors.New("the admin endpoint is off (gateway.listen is empty)")
+	}
+	if err := admin.Probe(ctx, *addr, *ready); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, "ok")
+	return nil
+}
+
+// safety judges commands with the loaded policy.
+func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
+	if len(args) == 0 || args[0] != "check" {
+		return usageError{"usage: nanobot safety check [COMMAND ...]  (commands from standard input when none are given)"}
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	policy, err := newPolicy(cfg)
+	if err != nil {
+		return err
+	}
+	judge := func(cmd string) {
+		v := policy.Check(cmd)
+		if v.Action == safety.Allow {
+			fmt.Fprintln(a.stdout, "allow")
+			return
+		}
+		fmt.Fprintf(a.stdout, "%s\t%s: %s\n", v.Action, v.Category, v.Reason)
+	}
+	if len(args) > 1 {
+		for _, c := range args[1:] {
+			judge(c)
+		}
+		return nil
+	}
+	lines := bufio.NewScanner(a.stdin)
+	lines.Buffer(make([]byte, 64*1024), 1<<20)
+	for lines.Scan() {
+		if strings.TrimSpace(lines.Text()) == "" {
+			continue
+		}
+		judge(lines.Text())
+	}
+	return lines.Err()
+}
+
+// openStore opens the configured database for a command-line tool.
+func (a *app) openStore(ctx context.Context, cfgPath string) (*config.Config, *memory.Store, error) {
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := memory.Open(ctx, cfg.Storage.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open storage: %w", err)
+	}
+	return cfg, st, nil
+}
+
+// parseSince reads "24h", "7d" or "30m".
+func parseSince(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return 0, usageError{fmt.Sprintf("bad duration %q: use e.g. 24h or 7d", s)}
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, usageError{fmt.Sprintf("bad duration %q: use e.g. 24h or 7d", s)}
+	}
+	return d, nil
+}
+
+// audit prints the tool-call audit trail.
+func (a *app) audit(ctx context.Context, cfgPath string, args []string) error {
+	fs := newFlags("audit", a.stderr)
+	since := fs.String("since", "24h", "how far back (e.g. 24h, 7d)")
+	denied := fs.Bool("denied", false, "only refused calls")
+	chat := fs.String("chat", "", "only this chat (a chat id or a session such as telegram:42)")
+	limit := fs.Int("limit", 200, "at most this many rows")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := parseSince(*since)
+	if err != nil {
+		return err
+	}
+	_, st, err := a.openStore(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rows, err := st.Audit(ctx, memory.AuditFilter{Since: time.Now().Add(-d), DeniedOnly: *denied, Session: sessionOf(*chat), Limit: *limit})
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TIME\tCHAT\tTOOL\tVERDICT\tREASON\tAPPROVER\tDURATION\tEXIT\tOUTPUT\tARGS")
+	for _, r := range rows {
+		reason := r.Reason
+		if r.Category != "" {
+			reason = r.Category + ": " + r.Reason
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.At.Local().Format("2006-01-02 15:04:05"), r.Session, r.Tool, r.Verdict,
+			oneLine(reason, 60), r.Approver, r.Duration.Round(time.Millisecond), r.ExitCode, r.OutputBytes, oneLine(r.Args, 80))
+	}
+	return w.Flush()
+}
+
+// usage prints token usage per chat and day.
+func (a *app) usage(ctx context.Context, cfgPath string, args []string) error {
+	fs := newFlags("usage", a.stderr)
+	since := fs.String("since", "7d", "how far back (e.g. 24h, 7d)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := parseSince(*since)
+	if err != nil {
+		return err
+	}
+	_, st, err := a.openStore(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rows, err := st.UsageSince(ctx, time.Now().Add(-d))
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "DAY\tCHAT\tCALLS\tPROMPT\tCOMPLETION\tTOTAL\t")
+	var calls, prompt, completion int
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Day, r.Session, r.Calls, r.PromptTokens, r.CompletionTokens, r.Total())
+		calls, prompt, completion = calls+r.Calls, prompt+r.PromptTokens, completion+r.CompletionTokens
+	}
+	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t\n", calls, prompt, completion, prompt+completion)
+	return w.Flush()
+}
+
+// sessionOf turns a chat id into its session key; a session key stays.
+func sessionOf(chat string) string {
+	if chat == "" || strings.Contains(chat, ":") {
+		return chat
+	}
+	return "telegram:" + chat
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

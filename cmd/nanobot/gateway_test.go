@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
+	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
+)
+
+const (
+	botToken = "123456:TEST-token-that-must-stay-secret"
+	owner    = 111
+	stranger = 222
+)
+
+// syncBuffer is a bytes.Buffer safe for the daemon's log writes while the
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gatewayHarness runs `nanobot gateway` in-process against the Bot API fake
+// and the model stub.
+type gatewayHarness struct {
+	t      *testing.T
+	tg     *telegramtest.Server
+	model  *openaitest.Server
+	dir    string
+	cfg    string
+	logs   *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func gatewayConfig(t *testing.T, dir string, tg *telegramtest.Server, model *openaitest.Server, extra map[string]string) string {
+	values := map[string]string{
+		"channels.telegram.enabled":    "true",
+		"channels.telegram.token":      tg.Token(),
+		"channels.telegram.api_url":    tg.URL(),
+		"channels.telegram.allow_from": fmt.Sprintf("[%d]", owner),
+		"agent.shutdown_timeout":       "5s",
+	}
+	for k, v := range extra {
+		values[k] = v
+	}
+	return writeConfig(t, dir, model.URL(), values)
+}
+
+func startGateway(t *testing.T, extra map[string]string) *gatewayHarness {
+	t.Helper()
+	tg := telegramtest.NewServer(t, botToken)
+	model := openaitest.NewServer(t)
+	dir := t.TempDir()
+	h := &gatewayHarness{t: t, tg: tg, model: model, dir: dir, logs: &syncBuffer{}}
+	h.cfg = gatewayConfig(t, dir, tg, model, extra)
+	h.start()
+	t.Cleanup(func() { h.stop() })
+	return h
+}
+
+func (h *gatewayHarness) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.done = make(chan error, 1)
+	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }}
+	go func() { h.done <- a.run(ctx, []string{"-c", h.cfg, "gateway", "--reload-interval", "50ms"}) }()
+}
+
+// stop shuts the gateway down as SIGTERM would and returns run's error.
+func (h *gatewayHarness) stop() error {
+	if h.cancel == nil {
+		return nil
+	}
+	h.cancel()
+	h.cancel = nil
+	select {
+	case err := <-h.done:
+		return err
+	case <-time.After(60 * time.Second):
+		h.t.Fatal("gateway did not stop within 60 s")
+		return nil
+	}
+}
+
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitSentContaining waits for a sendMessage whose text contains s.
+func waitSentContaining(t *testing.T, tg *telegramtest.Server, chat int64, s string) telegramtest.Sent {
+	t.Helper()
+	ctx := waitCtx(t)
+	for n := 1; ; n++ {
+		sent, err := tg.WaitSent(ctx, n)
+		if err != nil {
+			t.Fatalf("no message containing %q to chat %d; sent so far: %+v", s, chat, tg.Sent())
+		}
+		if m := sent[n-1]; m.ChatID == chat && strings.Contains(m.Text, s) {
+			return m
+		}
+	}
+}
+
+func TestGatewayAnswersAllowedUser(t *testing.T) {
+	h := startGateway(t, nil)
+	h.model.Script(openaitest.Reply{Text: "Hi **Ada**!"})
+	h.tg.SendText(owner, owner, "ada", "hello")
+	got := waitSentContaining(t, h.tg, owner, "Ada")
+	if got.ParseMode != "HTML" || !strings.Contains(got.Text, "<b>Ada</b>") {
+		t.Errorf("sent %+v, want HTML with bold", got)
+	}
+	if cmds := h.tg.Calls("setMyCommands"); len(cmds) == 0 {
+		t.Error("setMyCommands was not called")
+	}
+	if err := h.stop(); err != nil {
+		t.Fatalf("gateway stopped with %v", err)
+	}
+	if strings.Contains(h.logs.String(), botToken) || strings.Contains(h.logs.String(), testKey) {
+		t.Error("a secret appears in the logs")
+	}
+}
+
+func TestGatewayUnknownSenderCostsNothing(t *testing.T) {
+	h := startGateway(t, nil)
+	h.tg.SendText(stranger, stranger, "eve", "hello?")
+	got := waitSentContaining(t, h.tg, stranger, fmt.Sprint(stranger))
+	if got.ChatID != stranger {
+		t.Errorf("reply went to %d", got.ChatID)
+	}
+	// The owner's message after it is answered, so the stranger's was handled first.
+	h.model.Script(openaitest.Reply{Text: "owner answer"})
+	h.tg.SendText(owner, owner, "ada", "hi")
+	waitSentContaining(t, h.tg, owner, "owner answer")
+	if n := h.model.RequestCount(); n != 1 {
+		t.Errorf("%d model calls, want 1 (the stranger must cost none)", n)
+	}
+}
+
+func TestGatewaySlowChatDoesNotBlockOthers(t *testing.T) {
+	h := startGateway(t, map[string]string{"channels.telegram.allow_from": "[111, 333]"})
+	release := make(chan struct{})
+	h.model.Script(openaitest.Reply{Text: "slow answer", Hold: release}, openaitest.Reply{Text: "fast answer"})
+	h.tg.SendText(owner, owner, "ada", "slow question")
+	if _, err := h.model.WaitRequests(waitCtx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	h.tg.SendText(333, 333, "bob", "fast question")
+	waitSentContaining(t, h.tg, 333, "fast answer")
+	close(release)
+	waitSentContaining(t, h.tg, owner, "slow answer")
+}
+
+func TestGatewayLongAnswerIsSplit(t *testing.T) {
+	h := startGateway(t, nil)
+	var b strings.Builder
+	for i := 0; b.Len() < 10000; i++ {
+		fmt.Fprintf(&b, "Paragraph %d: %s\n\n", i, strings.Repeat("lorem ipsum ", 20))
+	}
+	b.WriteString("THE END")
+	h.model.Script(openaitest.Reply{Text: b.String()})
+	h.tg.SendText(owner, owner, "ada", "write a lot")
+	waitSentContaining(t, h.tg, owner, "THE END")
+	var parts []string
+	for _, s := range h.tg.Sent() {
+		if s.ChatID == owner {
+			parts = append(parts, s.Text)
+			if n := len([]rune(s.Text)); n > 4096 {
+				t.Errorf("part of %d characters", n)
+			}
+		}
+	}
+	if len(parts) < 3 {
+		t.Fatalf("%d parts, want at least 3", len(parts))
+	}
+	joined := strings.Join(parts, "\n\n")
+	for i := 0; strings.Contains(b.String(), fmt.Sprintf("Paragraph %d:", i)); i++ {
+		if !strings.Contains(joined, fmt.Sprintf("Paragraph %d:", i)) {
+			t.Errorf("paragraph %d lost", i)
+		}
+		if i > 0 && strings.Index(joined, fmt.Sprintf("Paragraph %d:", i)) < strings.Index(joined, fmt.Sprintf("Paragraph %d:", i-1)) {
+			t.Errorf("paragraph %d out of order", i)
+		}
+	}
+}
+
+func TestGatewayFallsBackToPlainText(t *testing.T) {
+	h := startGateway(t, nil)
+	h.tg.FailNext("sendMessage", 1, 400, 0, "Bad Request: can't parse entities: unsupported start tag")
+	h.model.Script(openaitest.Reply{Text: "Use **x < y** here"})
+	h.tg.SendText(owner, owner, "ada", "hi")
+	got := waitSentContaining(t, h.tg, owner, "x < y")
+	if got.ParseMode != "" {
+		t.Errorf("fallback was sent with parse mode %q", got.ParseMode)
+	}
+}
+
+func TestGatewayHonoursRetryAfter(t *testing.T) {
+	h := startGateway(t, nil)
+	h.tg.FailNext("sendMessage", 1, 429, 1, "Too Many Requests: retry after 1")
+	h.model.Script(openaitest.Reply{Text: "patient answer"})
+	h.tg.SendText(owner, owner, "ada", "hi")
+	waitSentContaining(t, h.tg, owner, "patient answer")
+	calls := h.tg.Calls("sendMessage")
+	if len(calls) < 2 {
+		t.Fatalf("%d sendMessage calls, want a retry", len(calls))
+	}
+	if gap := calls[len(calls)-1].At.Sub(calls[0].At); gap < 900*time.Millisecond {
+		t.Errorf("retried after %s, want at least retry_after (1 s)", gap)
+	}
+}
+
+func TestGatewayStopCancelsTurn(t *testing.T) {
+	h := startGateway(t, nil)
+	// The model keeps asking for a tool; each call is held until the turn
+	// is cancelled.
+	hold := make(chan struct{})
+	defer close(hold)
+	h.model.SetDefault(openaitest.Reply{Hold: hold, ToolCalls: []agent.ToolCall{{ID: "l", Name: "list_dir", Arguments: `{"path":"."}`}}})
+	h.tg.SendText(owner, owner, "ada", "loop forever")
+	if _, err := h.model.WaitRequests(waitCtx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	h.tg.SendText(owner, owner, "ada", "/stop")
+	waitSentContaining(t, h.tg, owner, "Stopped working on")
+}

@@ -1,0 +1,154 @@
+// Command nanobot is a personal AI assistant daemon: a single-level agent
+// loop behind Telegram or a terminal, with long-term memory in SQLite and a
+// safety filter in front of every shell command.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/nanobot-go/nanobot/config"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit codes: 78 (EX_CONFIG) tells supervisors that restarting will not
+// help until the configuration is fixed.
+const (
+	exitOK     = 0
+	exitFail   = 1
+	exitUsage  = 2
+	exitConfig = 78
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// run is the whole program; main only supplies the process's context and
+// streams so tests can call it directly.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	return a.run(ctx, args)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "nanobot:", err)
+	var cfgErr *config.Error
+	var usage usageError
+	switch {
+	case errors.As(err, &cfgErr):
+		return exitConfig
+	case errors.As(err, &usage):
+		return exitUsage
+	default:
+		return exitFail
+	}
+}
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// app holds the process's streams and environment.
+type app struct {
+	stdin          io.Reader
+	in             *bufio.Reader // stdin, once something reads it by lines
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+const usageText = `nanobot: a personal AI assistant
+
+Usage:
+  nanobot [-c config.yaml] <command> [flags]
+
+Commands:
+  agent [-m TEXT] [--session NAME]   chat in the terminal, or answer one message
+  gateway                            run the daemon (Telegram, admin endpoint)
+  onboard                            create config.yaml, the workspace and the data directory
+  status                             show the effective setup and what is missing
+  config check [FILE]                validate a config file and print it, secrets redacted
+  memory show|history|edit|export|import
+                                     inspect and edit long-term memory
+  safety check [COMMAND ...]         judge shell commands with the loaded policy
+  audit [--since 24h] [--denied] [--chat ID]
+                                     print the tool-call audit trail
+  usage [--since 7d]                 print token usage per chat and day
+  health [--ready] [--addr HOST:PORT]
+                                     probe the admin endpoint of a running gateway
+  version                            print the version
+
+The config file is ./config.yaml unless -c/--config or NANOBOT_CONFIG says otherwise.
+`
+
+func (a *app) run(ctx context.Context, args []string) error {
+	cfgPath := a.getenv("NANOBOT_CONFIG")
+	if cfgPath == "" {
+		cfgPath = "config.yaml"
+	}
+	for len(args) > 0 {
+		switch {
+		case args[0] == "-c" || args[0] == "--config" || args[0] == "-config":
+			if len(args) < 2 {
+				return usageError{"-c needs a file name"}
+			}
+			cfgPath, args = args[1], args[2:]
+			continue
+		case len(args[0]) > 9 && args[0][:9] == "--config=":
+			cfgPath, args = args[0][9:], args[1:]
+			continue
+		}
+		break
+	}
+	if len(args) == 0 {
+		fmt.Fprint(a.stderr, usageText)
+		return usageError{"no command given"}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "agent":
+		return a.agent(ctx, cfgPath, rest)
+	case "gateway":
+		return a.gateway(ctx, cfgPath, rest)
+	case "onboard":
+		return a.onboard(ctx, cfgPath, rest)
+	case "status":
+		return a.status(ctx, cfgPath, rest)
+	case "config":
+		return a.configCmd(ctx, cfgPath, rest)
+	case "memory":
+		return a.memory(ctx, cfgPath, rest)
+	case "safety":
+		return a.safety(ctx, cfgPath, rest)
+	case "audit":
+		return a.audit(ctx, cfgPath, rest)
+	case "usage":
+		return a.usage(ctx, cfgPath, rest)
+	case "health":
+		return a.health(ctx, cfgPath, rest)
+	case "version", "--version", "-v":
+		fmt.Fprintln(a.stdout, "nanobot", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(a.stdout, usageText)
+		return nil
+	default:
+		fmt.Fprint(a.stderr, usageText)
+		return usageError{fmt.Sprintf("unknown command %q", cmd)}
+	}
+}

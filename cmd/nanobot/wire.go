@@ -1,0 +1,472 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nanobot-go/nanobot/admin"
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/openai"
+	"github.com/nanobot-go/nanobot/agent/tools"
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/safety"
+)
+
+// loadConfig loads the config file and the logger that goes with it.
+func (a *app) loadConfig(path string) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// runtime is everything a conversation needs, built from one config.
+type runtime struct {
+	logger  *slog.Logger
+	level   *slog.LevelVar
+	store   *memory.Store
+	loop    *agent.Loop
+	cons    *agent.Consolidator
+	metrics *admin.Metrics // nil outside the gateway
+	started time.Time
+
+	mu       sync.RWMutex
+	cfg      *config.Config
+	provider *openai.Provider
+	redactor *safety.Redactor
+	approver tools.Approver
+	notify   func(ctx context.Context, session, text string)
+}
+
+// newRuntime opens the store and builds the loop. approver may be nil.
+func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, metrics *admin.Metrics) (*runtime, error) {
+	if err := os.MkdirAll(cfg.Agent.Workspace, 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	store, err := memory.Open(ctx, cfg.Storage.Path)
+	if err != nil {
+		return nil, fmt.Errorf("open storage: %w", err)
+	}
+	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, started: time.Now(), cfg: cfg}
+	r.redactor = safety.NewRedactor(cfg.Secrets()...)
+	r.provider = r.newProvider(cfg)
+	toolset, err := r.tools(cfg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	r.loop = agent.New(r.provider, store, toolset, agentConfig(cfg),
+		agent.WithLogger(logger),
+		agent.WithMemory(memorySource{r}),
+		agent.WithRedactor(r.redact),
+		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall}),
+	)
+	r.cons = agent.NewConsolidator(consolidationStore{store}, agent.ConsolidatorConfig{
+		Window:        cfg.Memory.Window,
+		ContextTokens: cfg.Agent.ContextTokens,
+		MaxChars:      cfg.Memory.MaxChars,
+		Scope:         r.scope,
+		Notify:        r.notifyChat,
+		Provider:      func() agent.Provider { return r.currentProvider() },
+	}, logger, r.observeConsolidation)
+	return r, nil
+}
+
+// setNotify routes consolidation failures to the chat of a session.
+func (r *runtime) setNotify(notify func(ctx context.Context, session, text string)) {
+	r.mu.Lock()
+	r.notify = notify
+	r.mu.Unlock()
+}
+
+func (r *runtime) notifyChat(ctx context.Context, session, text string) {
+	r.mu.RLock()
+	notify := r.notify
+	r.mu.RUnlock()
+	if notify == nil {
+		r.logger.Warn("memory consolidation keeps failing", "session", session, "message", text)
+		return
+	}
+	notify(ctx, session, text)
+}
+
+func (r *runtime) close(grace time.Duration) error {
+	r.cons.Close(grace)
+	return r.store.Close()
+}
+
+func (r *runtime) config() *config.Config {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.cfg
+}
+
+func (r *runtime) currentProvider() agent.Provider {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.provider
+}
+
+func (r *runtime) redact(s string) string {
+	r.mu.RLock()
+	red := r.redactor
+	r.mu.RUnlock()
+	return red.Redact(s)
+}
+
+func (r *runtime) newProvider(cfg *config.Config) *openai.Provider {
+	return openai.New(openai.Config{
+		BaseURL:            cfg.Provider.BaseURL,
+		APIKey:             string(cfg.Provider.APIKey),
+		Model:              cfg.Provider.Model,
+		Timeout:            cfg.Provider.Timeout,
+		MaxRetries:         cfg.Provider.MaxRetries,
+		MaxTokens:          cfg.Provider.MaxTokens,
+		Temperature:        float32(cfg.Provider.Temperature),
+		Vision:             cfg.Provider.Vision,
+		TranscriptionModel: cfg.Provider.TranscriptionModel,
+		Logger:             r.logger,
+	})
+}
+
+func agentConfig(cfg *config.Config) agent.Config {
+	return agent.Config{
+		MaxIterations:    cfg.Agent.MaxIterations,
+		ReflectionPrompt: cfg.Agent.ReflectionPrompt,
+		SystemPrompt:     cfg.Agent.SystemPrompt,
+		Workspace:        cfg.Agent.Workspace,
+		TurnTimeout:      cfg.Agent.TurnTimeout,
+		MaxToolOutput:    cfg.Tools.Exec.MaxOutput,
+		ContextTokens:    cfg.Agent.ContextTokens,
+		ReserveTokens:    min(cfg.Provider.MaxTokens, cfg.Agent.ContextTokens/4),
+	}
+}
+
+// protectedPaths are the files no tool may touch: the bot's own config,
+// database and binary.
+func protectedPaths(cfg *config.Config) []string {
+	db := cfg.Storage.Path
+	out := []string{cfg.Path, db, db + "-wal", db + "-shm", db + "-journal"}
+	if exe, err := os.Executable(); err == nil {
+		out = append(out, exe)
+	}
+	return out
+}
+
+func newPolicy(cfg *config.Config) (*safety.Policy, error) {
+	home, _ := os.UserHomeDir()
+	cats := make(map[string]safety.Action, len(cfg.Tools.Exec.Categories))
+	for k, v := range cfg.Tools.Exec.Categories {
+		cats[k] = safety.Action(v)
+	}
+	p, err := safety.NewPolicy(safety.PolicyConfig{
+		Workspace:  cfg.Agent.Workspace,
+		Home:       home,
+		Protected:  protectedPaths(cfg),
+		Deny:       cfg.Tools.Exec.Deny,
+		Allow:      cfg.Tools.Exec.Allow,
+		Categories: cats,
+	})
+	if err != nil {
+		return nil, &config.Error{File: cfg.Path, Key: "tools.exec", Problem: err.Error()}
+	}
+	return p, nil
+}
+
+// tools builds the tool set for cfg.
+func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
+	protected := protectedPaths(cfg)
+	out := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace, Restrict: cfg.Tools.RestrictToWorkspace, Protected: protected})
+	if cfg.Tools.Exec.Enabled {
+		policy, err := newPolicy(cfg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &tools.Exec{
+			Workspace:       cfg.Agent.Workspace,
+			Restrict:        cfg.Tools.RestrictToWorkspace,
+			Timeout:         cfg.Tools.Exec.Timeout,
+			MaxOutput:       cfg.Tools.Exec.MaxOutput,
+			Policy:          policy,
+			Approver:        approverFunc(r.approve),
+			Approval:        cfg.Tools.Exec.Approval,
+			ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
+			Secrets:         cfg.Secrets(),
+			Redactor:        safety.NewRedactor(cfg.Secrets()...),
+		})
+	}
+	out = append(out, tools.NewMemoryTools(r.memoryTools(cfg))...)
+	if cfg.Tools.Web.Enabled {
+		guard := safety.NewURLGuard(cfg.Tools.Web.AllowPrivate)
+		out = append(out, &tools.Web{Client: guard.HTTPClient(cfg.Tools.Web.Timeout), MaxBytes: int64(cfg.Tools.Web.MaxBytes)})
+	}
+	return out, nil
+}
+
+func (r *runtime) memoryTools(cfg *config.Config) tools.Memory {
+	return tools.Memory{
+		Scope: func(ctx context.Context) string {
+			t, _ := agent.TurnFrom(ctx)
+			return r.scope(t.Session)
+		},
+		Save: r.store.SetMemory,
+		Append: func(ctx context.Context, scope string, at time.Time, entry string) error {
+			return r.store.AppendHistory(ctx, scope, at, entry)
+		},
+		Search: func(ctx context.Context, scope, query string, limit int) ([]tools.HistoryHit, error) {
+			entries, err := r.store.SearchHistory(ctx, scope, query, limit)
+			if err != nil {
+				return nil, err
+			}
+			hits := make([]tools.HistoryHit, len(entries))
+			for i, e := range entries {
+				hits[i] = tools.HistoryHit{At: e.At, Text: e.Text}
+			}
+			return hits, nil
+		},
+		MaxChars: cfg.Memory.MaxChars,
+	}
+}
+
+// approverFunc adapts a function to the exec tool's Approver.
+type approverFunc func(ctx context.Context, command, reason string) (bool, string, error)
+
+func (f approverFunc) Approve(ctx context.Context, command, reason string) (bool, string, error) {
+	return f(ctx, command, reason)
+}
+
+func (r *runtime) approve(ctx context.Context, command, reason string) (bool, string, error) {
+	r.mu.RLock()
+	ap := r.approver
+	r.mu.RUnlock()
+	if ap == nil {
+		return false, "", errors.New("owner approval needs the gateway (Telegram); nobody can approve here")
+	}
+	return ap.Approve(ctx, command, reason)
+}
+
+func (r *runtime) setApprover(ap tools.Approver) {
+	r.mu.Lock()
+	r.approver = ap
+	r.mu.Unlock()
+}
+
+// scope is the memory scope of a session.
+func (r *runtime) scope(session string) string {
+	if r.config().Memory.Scope == config.ScopeChat {
+		return memory.ChatScope(session)
+	}
+	return "global"
+}
+
+// reconfigure applies a new config to turns that start from now on.
+func (r *runtime) reconfigure(cfg *config.Config) error {
+	toolset, err := r.tools(cfg)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.cfg = cfg
+	r.provider = r.newProvider(cfg)
+	r.redactor = safety.NewRedactor(cfg.Secrets()...)
+	p := r.provider
+	r.mu.Unlock()
+	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
+	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
+	r.level.Set(parseLevel(cfg.Log.Level))
+	return nil
+}
+
+// Respond answers one message of a session. A model outage is not an
+// error here: the reply is then an honest sentence saying so.
+func (r *runtime) Respond(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (string, error) {
+	res, err := r.answer(ctx, t, msg, resume)
+	if err != nil && res.Text != "" {
+		return res.Text, nil
+	}
+	return res.Text, err
+}
+
+// answer runs a turn: the daily budget first, then the loop, then a
+// background consolidation check. When the model cannot be reached it
+// returns both an honest text for the user and the error.
+func (r *runtime) answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
+	if t.ID == "" {
+		t.ID = newTurnID()
+	}
+	log := r.logger.With("turn_id", t.ID, "session", t.Session)
+	if text, over := r.overBudget(ctx, t.Session); over {
+		log.Warn("daily token budget reached")
+		r.countTurn("budget")
+		return agent.Result{Text: text}, nil
+	}
+	start := time.Now()
+	log.Info("turn started", "resume", resume)
+	var res agent.Result
+	var err error
+	if resume {
+		res, err = r.loop.Resume(ctx, t)
+	} else {
+		res, err = r.loop.Run(ctx, t, msg)
+	}
+	if err != nil {
+		if res.Text != "" {
+			log.Error("turn failed", "err", err, "dur", time.Since(start))
+			r.countTurn("failed")
+		} else {
+			log.Warn("turn interrupted", "err", err, "dur", time.Since(start))
+			r.countTurn("stopped")
+		}
+		return res, err
+	}
+	log.Info("turn finished", "stop", string(res.Stop), "iterations", res.Iterations, "tool_calls", res.ToolCalls,
+		"prompt_tokens", res.Usage.PromptTokens, "completion_tokens", res.Usage.CompletionTokens, "dur", time.Since(start))
+	r.countTurn("answered")
+	r.cons.Check(context.WithoutCancel(ctx), t.Session)
+	return res, nil
+}
+
+func (r *runtime) overBudget(ctx context.Context, session string) (string, bool) {
+	budget := r.config().Agent.DailyTokenBudget
+	if budget <= 0 {
+		return "", false
+	}
+	used, err := r.store.UsageOn(ctx, session, time.Now())
+	if err != nil {
+		r.logger.Error("read usage", "err", err)
+		return "", false
+	}
+	if used.Total() < budget {
+		return "", false
+	}
+	return fmt.Sprintf("I've used today's token budget for this chat (%d of %d tokens), so I'll pause until tomorrow. The owner can raise agent.daily_token_budget in config.yaml.", used.Total(), budget), true
+}
+
+// Reset is /new: fold the session into long-term memory, then start over.
+func (r *runtime) Reset(ctx context.Context, session string) error {
+	if text, over := r.overBudget(ctx, session); over {
+		return errors.New(text)
+	}
+	if err := r.cons.Flush(ctx, session); err != nil {
+		return fmt.Errorf("save the conversation to memory first: %w", err)
+	}
+	return r.store.ResetSession(ctx, session)
+}
+
+// Status describes a session for /status.
+func (r *runtime) Status(ctx context.Context, session string) (string, error) {
+	cfg := r.config()
+	stats, err := r.store.SessionStats(ctx, session)
+	if err != nil {
+		return "", err
+	}
+	used, limit, err := r.loop.ContextUsage(ctx, agent.Turn{Session: session})
+	if err != nil {
+		return "", err
+	}
+	today, err := r.store.UsageOn(ctx, session, time.Now())
+	if err != nil {
+		return "", err
+	}
+	s := fmt.Sprintf("Model: %s\nSession: %d messages in context (%d stored)\nContext: %d of %d tokens (%d%%)\nTokens today: %d",
+		cfg.Provider.Model, stats.Live, stats.Total, used, limit, used*100/max(limit, 1), today.Total())
+	if b := cfg.Agent.DailyTokenBudget; b > 0 {
+		s += fmt.Sprintf(" of %d", b)
+	}
+	return s, nil
+}
+
+func (r *runtime) observeModelCall(ctx context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
+	if err == nil {
+		if rerr := r.store.RecordUsage(context.WithoutCancel(ctx), t.Session, time.Now(), u); rerr != nil {
+			r.logger.Error("record usage", "turn_id", t.ID, "err", rerr)
+		}
+	}
+	if r.metrics != nil {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		r.metrics.ModelCall(outcome, d, u.PromptTokens, u.CompletionTokens)
+	}
+}
+
+func (r *runtime) observeToolCall(ctx context.Context, ev agent.ToolEvent) {
+	verdict := ev.Verdict
+	if verdict == "" {
+		verdict = "allow"
+	}
+	e := memory.AuditEntry{
+		At: time.Now().Add(-ev.Duration), Session: ev.Turn.Session, Tool: ev.Tool, Args: ev.Args,
+		Verdict: verdict, Category: ev.Category, Reason: ev.Reason, Approver: ev.Approver,
+		Duration: ev.Duration, ExitCode: ev.ExitCode, OutputBytes: len(ev.Result),
+	}
+	if err := r.store.RecordAudit(context.WithoutCancel(ctx), e); err != nil {
+		r.logger.Error("record audit", "turn_id", ev.Turn.ID, "err", err)
+	}
+	if r.metrics != nil {
+		r.metrics.ToolCall(ev.Tool, verdict)
+	}
+	r.logger.Info("tool call", "turn_id", ev.Turn.ID, "tool", ev.Tool, "verdict", verdict, "failed", ev.Failed, "dur", ev.Duration)
+}
+
+func (r *runtime) observeConsolidation(outcome string) {
+	if r.metrics != nil {
+		r.metrics.Consolidation(outcome)
+	}
+}
+
+func (r *runtime) countTurn(outcome string) {
+	if r.metrics != nil {
+		r.metrics.Turn(outcome)
+	}
+}
+
+// memorySource gives the loop the MEMORY document of a turn's scope.
+type memorySource struct{ r *runtime }
+
+func (m memorySource) Memory(ctx context.Context, t agent.Turn) (string, error) {
+	return m.r.store.Memory(ctx, m.r.scope(t.Session))
+}
+
+// consolidationStore adapts the store to what consolidation consumes.
+type consolidationStore struct{ s *memory.Store }
+
+func (c consolidationStore) LiveMessages(ctx context.Context, session string, limit int) ([]agent.StoredMessage, error) {
+	msgs, err := c.s.LiveMessages(ctx, session, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.StoredMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = agent.StoredMessage{ID: m.ID, Message: m.Message}
+	}
+	return out, nil
+}
+
+func (c consolidationStore) Memory(ctx context.Context, scope string) (string, error) {
+	return c.s.Memory(ctx, scope)
+}
+
+func (c consolidationStore) Consolidate(ctx context.Context, k agent.Consolidation) error {
+	return c.s.Consolidate(ctx, memory.Consolidation{Session: k.Session, Scope: k.Scope, UpToID: k.UpToID, HistoryEntry: k.HistoryEntry, Memory: k.Memory, At: k.At})
+}
+
+func newTurnID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ensureDir creates the parent directory of path.
+func ensureDir(path string) error { return os.MkdirAll(filepath.Dir(path), 0o755) }
