@@ -3,13 +3,14 @@
 # nanobot container image.
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t nanobot .
 # Build stage: cgo is required by github.com/mattn/go-sqlite3.
-# Runtime stage: distroless base (glibc, ca-certificates, tzdata; no shell),
-# running as the distroless "nonroot" user, uid/gid 65532.
+# Runtime stage: distroless base (glibc, ca-certificates, tzdata), running
+# as the distroless "nonroot" user, uid/gid 65532.
 #
-# The default runtime has no /bin/sh, so the agent's `exec` tool cannot run
-# commands in it. For a shell (busybox, on PATH as /busybox/sh) build with
-#   --build-arg RUNTIME_IMAGE=gcr.io/distroless/base-debian12:debug-nonroot
-ARG RUNTIME_IMAGE=gcr.io/distroless/base-debian12:nonroot
+# The default is the debug variant because it carries busybox (sh, ls, grep,
+# wget, ... in /busybox): the agent's `exec` tool needs a shell. For an
+# image without any shell (exec then cannot run commands) build with
+#   --build-arg RUNTIME_IMAGE=gcr.io/distroless/base-debian12:nonroot
+ARG RUNTIME_IMAGE=gcr.io/distroless/base-debian12:debug-nonroot
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

@@ -137,12 +137,48 @@ func (c *Consolidator) Flush(ctx context.Context, session string) error {
 	if err != nil {
 		return fmt.Errorf("read session: %w", err)
 	}
-	if len(msgs) == 0 {
-		return nil
+	return c.consolidateAll(ctx, session, msgs)
+}
+
+// consolidateAll folds msgs into memory in chunks that each fit one
+// request, oldest first.
+func (c *Consolidator) consolidateAll(ctx context.Context, session string, msgs []StoredMessage) error {
+	c.mu.Lock()
+	budget := c.cfg.ContextTokens
+	c.mu.Unlock()
+	for len(msgs) > 0 {
+		part := chunk(msgs, budget/2)
+		err := c.consolidate(ctx, session, part)
+		c.observe(err)
+		if err != nil {
+			return err
+		}
+		msgs = msgs[len(part):]
 	}
-	err = c.consolidate(ctx, session, msgs)
-	c.observe(err)
-	return err
+	return nil
+}
+
+// chunk returns the oldest messages whose transcript fits maxTokens,
+// ending just before a user message; a single turn larger than that is
+// taken whole (its lines are truncated in the transcript).
+func chunk(msgs []StoredMessage, maxTokens int) []StoredMessage {
+	if maxTokens <= 0 {
+		return msgs
+	}
+	used, end := 0, 0
+	for i, m := range msgs {
+		if i > 0 && m.Role == RoleUser {
+			if used > maxTokens && end == 0 {
+				return msgs[:i]
+			}
+			end = i
+		}
+		used += textTokens(transcriptLine(m.Message))
+		if used > maxTokens && end > 0 {
+			return msgs[:end]
+		}
+	}
+	return msgs
 }
 
 // Close stops background work, waiting up to grace for it to finish.
@@ -211,9 +247,8 @@ func (c *Consolidator) withRetries(ctx context.Context, session string, upTo int
 		var msgs []StoredMessage
 		msgs, err = c.store.LiveMessages(ctx, session, 0)
 		if err == nil {
-			err = c.consolidate(ctx, session, upToID(msgs, upTo))
+			err = c.consolidateAll(ctx, session, upToID(msgs, upTo))
 		}
-		c.observe(err)
 		if err == nil {
 			c.mu.Lock()
 			delete(c.told, session)
@@ -383,9 +418,9 @@ func transcriptLine(m Message) string {
 		for i, c := range m.ToolCalls {
 			names[i] = c.Name + " " + Truncate(c.Arguments, 200)
 		}
-		return fmt.Sprintf("[%s] ASSISTANT (calls %s) %s\n", at, strings.Join(names, "; "), m.Content)
+		return fmt.Sprintf("[%s] ASSISTANT (calls %s) %s\n", at, strings.Join(names, "; "), Truncate(m.Content, 2000))
 	default:
-		return fmt.Sprintf("[%s] %s: %s\n", at, strings.ToUpper(string(m.Role)), m.Content)
+		return fmt.Sprintf("[%s] %s: %s\n", at, strings.ToUpper(string(m.Role)), Truncate(m.Content, 2000))
 	}
 }
 

@@ -175,10 +175,10 @@ func (c *call) passThrough() {
 		c.ci.fetch = c.ci.fetch || p.fetch
 		c.ci.netClient = c.ci.netClient || p.netClient
 		c.ci.sensitive = c.ci.sensitive || p.sensitive
-		if c.name != "tee" {
-			c.ci.decode = c.ci.decode || p.decode
-		} else {
-			c.ci.decode = c.ci.decode || p.decode
+		c.ci.decode = c.ci.decode || p.decode
+		if c.name == "tee" {
+			// tee passes text through unchanged, so "echo ... | tee f | sh"
+			// can still be judged.
 			c.ci.literal = p.literal
 			c.ci.text = p.text
 		}

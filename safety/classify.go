@@ -179,15 +179,29 @@ func mayEscape(p string) bool {
 	return false
 }
 
+// homePaths returns the absolute forms of one of the home-relative lists,
+// computed once per Policy.
 func (j *judge) homePaths(rel []string) []string {
-	if j.p.home == "" {
+	if len(rel) == 0 {
 		return nil
 	}
-	out := make([]string, 0, len(rel))
-	for _, r := range rel {
-		out = append(out, j.p.home+"/"+r)
+	return j.p.homeLists[rel[0]]
+}
+
+// homeLists computes the absolute forms of the home-relative lists.
+func homeLists(home string) map[string][]string {
+	m := map[string][]string{}
+	if home == "" {
+		return m
 	}
-	return out
+	for _, rel := range [][]string{homeSecrets, homeHistory, homePersistence} {
+		out := make([]string, 0, len(rel))
+		for _, r := range rel {
+			out = append(out, home+"/"+r)
+		}
+		m[rel[0]] = out
+	}
+	return m
 }
 
 func anyUnder(p string, dirs []string) bool {

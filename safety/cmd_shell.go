@@ -371,7 +371,7 @@ func (c *call) echo() {
 		}
 		format := args[0].val
 		rest := args[1:]
-		out := regexp.MustCompile(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`).ReplaceAllStringFunc(format, func(string) string {
+		out := rePrintfVerb.ReplaceAllStringFunc(format, func(string) string {
 			if len(rest) == 0 {
 				return ""
 			}
@@ -574,7 +574,7 @@ func (c *call) sed() {
 		script = ops[0].val
 		ops = ops[1:]
 	}
-	if regexp.MustCompile(`(^|[;\n}])\s*e\b|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`).MatchString(script) {
+	if reSedExec.MatchString(script) {
 		c.deny("obfuscation", "sed script executes commands")
 	}
 	acc := accRead
@@ -586,7 +586,14 @@ func (c *call) sed() {
 	}
 }
 
-var awkSystem = regexp.MustCompile(`system\s*\(([^)]*)\)|\|\s*getline|print[^;|]*\|\s*("[^"]*"|[a-zA-Z_]+)`)
+var (
+	rePrintfVerb = regexp.MustCompile(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`)
+	reSedExec    = regexp.MustCompile(`(^|[;\n}])\s*e\b|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
+	reAwkSystem  = regexp.MustCompile(`system\s*\(`)
+	reAwkGetline = regexp.MustCompile(`("[^"]*")\s*\|\s*getline`)
+	reAwkPipe    = regexp.MustCompile(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`)
+	reAwkString  = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+)
 
 func (c *call) awk() {
 	c.noPathScan = true
@@ -611,14 +618,14 @@ func (c *call) awk() {
 
 // awkProgram judges the commands an awk program runs.
 func (c *call) awkProgram(code string) {
-	for _, m := range regexp.MustCompile(`system\s*\(`).FindAllStringIndex(code, -1) {
+	for _, m := range reAwkSystem.FindAllStringIndex(code, -1) {
 		inner := balanced(code[m[1]:])
 		c.j.nested(c.owner, arg{val: awkConcat(inner)}, c.sc, "awk system()")
 	}
-	for _, m := range regexp.MustCompile(`("[^"]*")\s*\|\s*getline`).FindAllStringSubmatch(code, -1) {
+	for _, m := range reAwkGetline.FindAllStringSubmatch(code, -1) {
 		c.j.nested(c.owner, arg{val: strings.Trim(m[1], `"`)}, c.sc, "awk getline")
 	}
-	for _, m := range regexp.MustCompile(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`).FindAllStringSubmatch(code, -1) {
+	for _, m := range reAwkPipe.FindAllStringSubmatch(code, -1) {
 		target := m[1]
 		if strings.HasPrefix(target, `"`) {
 			t := strings.Trim(target, `"`)
@@ -663,7 +670,7 @@ func balanced(s string) string {
 // kept and everything else is unknown.
 func awkConcat(expr string) string {
 	var sb strings.Builder
-	lits := regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`).FindAllStringSubmatchIndex(expr, -1)
+	lits := reAwkString.FindAllStringSubmatchIndex(expr, -1)
 	last := 0
 	for _, m := range lits {
 		if strings.TrimSpace(expr[last:m[0]]) != "" {

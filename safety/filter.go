@@ -63,6 +63,7 @@ type Policy struct {
 	categories map[string]Action
 	wrappers   map[string]optSpec
 	handlers   map[string]func(*call)
+	homeLists  map[string][]string
 }
 
 // maxCommandLen bounds the size of a command line the filter agrees to read.
@@ -86,6 +87,7 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		}
 		p.home = filepath.Clean(cfg.Home)
 	}
+	p.homeLists = homeLists(p.home)
 	seen := map[string]bool{}
 	addProtected := func(s string) {
 		if s != "" && !seen[s] {

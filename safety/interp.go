@@ -279,7 +279,7 @@ var (
 	reEvalExec   = regexp.MustCompile(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod`)
 	reDecode     = regexp.MustCompile(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(`)
 	reNetSend    = regexp.MustCompile(`(?i)requests\.(post|put)|urlopen\([^)]*data|http\.client|httplib|\.sendall?\(|Net::HTTP\.post|post_form|method\s*:\s*['"](POST|PUT)|fetch\([^)]*POST|curl_exec|smtplib|ftplib|\.request\(|axios\.(post|put)|LWP.*post|HTTP::Request|paramiko|\.storbinary|UploadFile|UploadString|Invoke-WebRequest.*-Method\s+Post|Invoke-RestMethod.*-Method\s+Post|\.write\(\s*\w*sock|sock\w*\.(write|send)|socket.*\.(write|send)|Socket.*\.write|print\s+\$sock|syswrite`)
-	reLocalData  = regexp.MustCompile(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
+	reLocalReads = regexp.MustCompile(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
 	reEnvDump    = regexp.MustCompile(`os\.environ\s*(\)|$|;|,|\.items|\.copy|\.keys|\.values)|dict\(\s*os\.environ|print\s*\(?\s*os\.environ\s*\)?\s*$|process\.env\s*(\)|$|;|,)|JSON\.stringify\(\s*process\.env\s*\)|%ENV\b|\bENV\.(to_h|to_a|each|inspect|keys|map|select|sort)|\bp\s+ENV\b|puts\s+ENV\s*($|;)|getenv\(\s*\)|\$_ENV\b|\$_SERVER\b|Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:|os\.Environ\(\)`)
 	reDelete     = regexp.MustCompile(`(?i)rmtree|rmdir|\bremove\(|unlink|rm_rf|rm_r|rmSync|rimraf|removedirs|\bdelete\b|FileUtils\.rm|File\.delete|os\.remove|\.unlink\(|fs\.rm|unlinkSync|rmdirSync|Remove-Item|\brm\s+-rf|truncate\(|shred`)
 	reWriteMode  = regexp.MustCompile(`^\s*,\s*['"](w|a|wb|ab|w\+|a\+|r\+|wt|at)['"]|^\s*,\s*(flags\s*[:=]\s*)?['"]a['"]|^\s*,\s*File::(WRONLY|APPEND)|^\s*,\s*os\.O_(WRONLY|RDWR|APPEND)|^\s*,\s*['"]>>?['"]|^['"]?\s*\)\s*\.\s*(write_text|write_bytes|open\(\s*['"][wa])`)
@@ -289,7 +289,6 @@ var (
 	reSetuid     = regexp.MustCompile(`(?i)set(e|r|res)?uid\(\s*0\s*\)|set(e|r|res)?gid\(\s*0\s*\)|POSIX::setuid\(\s*0|Process::Sys\.setuid\(\s*0|posix_setuid\(\s*0|\$<\s*=\s*0|\$>\s*=\s*0`)
 	reListen     = regexp.MustCompile(`(?i)\.listen\(|\bbind\(|HTTPServer|TCPServer|socketserver|http\.server|SimpleHTTPServer|createServer|WEBrick|TCPServer\.new|IO::Socket::INET.*Listen|stream_socket_server|serve_forever|app\.run\(|uvicorn\.run|Listen\s*=>|HttpListener`)
 	reHomeRef    = regexp.MustCompile(`(?i)expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|os\.homedir\(\)|Dir\.home|environ\[\s*['"]HOME['"]\s*\]|getenv\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|\$HOME|\$env:USERPROFILE`)
-	reSysrq      = regexp.MustCompile(`sysrq-trigger`)
 	rePowerCall  = regexp.MustCompile(`(?i)\breboot\(|os\.reboot|LINUX_REBOOT|RB_AUTOBOOT|RB_POWER_OFF|Stop-Computer|Restart-Computer`)
 )
 
@@ -311,40 +310,52 @@ func (c *call) judgeCode(lang string, a arg) {
 		// Close enough to a shell for the commands it names.
 		c.j.lenient(c.owner, code, c.sc)
 	}
-	hasSocket := reSocket.MatchString(code)
-	shellish := reShellish.MatchString(code)
-	fetch := reFetch.MatchString(code)
-	evalExec := reEvalExec.MatchString(code)
+	// Cheap keyword tests decide which of the costlier patterns can match.
+	lower := strings.ToLower(code)
+	mentions := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(lower, w) {
+				return true
+			}
+		}
+		return false
+	}
+	match := func(re *regexp.Regexp, words ...string) bool {
+		return mentions(words...) && re.MatchString(code)
+	}
+	hasSocket := match(reSocket, "sock", "tcp", "net.", "createconnection", "socat")
+	connects := hasSocket && reConnect.MatchString(code)
+	evalExec := match(reEvalExec, "exec", "eval", "system", "popen", "spawn", "subprocess", "function", "assert", "iex", "invoke", "include", "require", "runin")
 	switch {
-	case hasSocket && reConnect.MatchString(code) && shellish:
+	case connects && reShellish.MatchString(code):
 		c.deny("reverse_shell", lang+" connects a shell to the network")
-	case fetch && evalExec:
+	case evalExec && match(reFetch, "url", "http", "lwp", "get", "fetch", "webclient", "download", "iwr", "irm", "curl"):
 		c.deny("download_exec", lang+" downloads code and runs it")
-	case reDecode.MatchString(code) && evalExec:
+	case evalExec && reDecode.MatchString(code):
 		c.deny("obfuscation", lang+" decodes a hidden program and runs it")
 	}
-	if reNetSend.MatchString(code) && reLocalData.MatchString(code) {
+	if match(reNetSend, "post", "put", "send", "request", "http", "smtp", "ftp", "sock", "upload", "paramiko", "storbinary", "write") && reLocalReads.MatchString(code) {
 		c.deny("exfiltration", lang+" sends local data or the environment to the network")
 	}
-	if reEnvDump.MatchString(code) {
+	if match(reEnvDump, "env", "_server") {
 		c.deny("secrets", lang+" prints the process environment")
 	}
-	if reForkLoop.MatchString(code) {
+	if match(reForkLoop, "fork", "spawn", "thread", "popen") {
 		c.deny("resource_exhaustion", lang+" forks in a loop")
 	}
-	if reKillInit.MatchString(code) {
+	if match(reKillInit, "kill") {
 		c.deny("services", lang+" kills init or every process")
 	}
-	if reSetuid.MatchString(code) {
+	if match(reSetuid, "uid", "gid", "$<", "$>") {
 		c.deny("privilege", lang+" switches to root")
 	}
-	if reSysrq.MatchString(code) || rePowerCall.MatchString(code) {
+	if mentions("sysrq-trigger") || match(rePowerCall, "reboot", "computer") {
 		c.deny("power", lang+" reboots or powers off the machine")
 	}
-	if reListen.MatchString(code) && !hasSocket || reListen.MatchString(code) && !reConnect.MatchString(code) {
+	if match(reListen, "listen", "bind", "server", "serve", "webrick", "app.run", "uvicorn") && !connects {
 		c.ask("network_listener", lang+" starts a network server")
 	}
-	deletes := reDelete.MatchString(code)
+	deletes := match(reDelete, "rm", "remove", "unlink", "delete", "truncate", "shred", "rimraf")
 	if deletes && reHomeRef.MatchString(code) {
 		c.deny("destroy_data", lang+" deletes files in the home directory")
 	}

@@ -109,7 +109,7 @@ func hasOpt(opts []opt, names ...string) (arg, bool) {
 // wrapperSpecs lists commands that run the rest of their arguments as a
 // command, with the options they accept.
 func wrapperSpecs() map[string]optSpec {
-	return map[string]optSpec{
+	m := map[string]optSpec{
 		"nohup":      {},
 		"builtin":    {},
 		"caffeinate": {short: "tw"},
@@ -121,8 +121,6 @@ func wrapperSpecs() map[string]optSpec {
 		"catchsegv":  {},
 		"torsocks":   {short: "uapP"},
 		"tsocks":     {},
-		"proxychains":  {short: "f"},
-		"proxychains4": {short: "f"},
 		"time":       {short: "fo", long: []string{"format", "output"}},
 		"stdbuf":     {short: "ioe", long: []string{"input", "output", "error"}},
 		"setsid":     {},
@@ -143,7 +141,6 @@ func wrapperSpecs() map[string]optSpec {
 		"chroot":     {long: []string{"userspec", "groups"}},
 		"unshare":    {short: "S", long: []string{"setuid", "setgid", "root", "wd", "map-user", "map-group", "propagation"}},
 		"nsenter":    {short: "tSGwr", long: []string{"target", "setuid", "setgid", "wd", "root"}},
-		"systemd-run": {short: "pEuM", long: []string{"property", "setenv", "unit", "on-calendar", "on-active", "on-boot", "description", "slice", "machine", "uid", "gid", "working-directory"}},
 		"timeout":    {short: "sk", long: []string{"signal", "kill-after"}},
 		"busybox":    {},
 		"toybox":     {},
@@ -153,6 +150,11 @@ func wrapperSpecs() map[string]optSpec {
 		"taskset":    {},
 		"xargs":      {short: "adEILnPs", long: []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}},
 	}
+	m["proxychains"] = optSpec{short: "f"}
+	m["proxychains4"] = optSpec{short: "f"}
+	m["systemd-run"] = optSpec{short: "pEuM", long: []string{"property", "setenv", "unit", "on-calendar", "on-active",
+		"on-boot", "description", "slice", "machine", "uid", "gid", "working-directory"}}
+	return m
 }
 
 // unwrapAll peels wrappers (sudo, env, nice, timeout, xargs, ...) off the

@@ -37,17 +37,17 @@ func NewURLGuard(allowPrivate bool) *URLGuard {
 // classifies (loopback, private, link-local, multicast, unspecified).
 func blockedPrefixes() []netip.Prefix {
 	return []netip.Prefix{
-		netip.MustParsePrefix("0.0.0.0/8"),       // "this" network
-		netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
-		netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-		netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-		netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-		netip.MustParsePrefix("169.254.0.0/16"),  // link-local, cloud metadata
-		netip.MustParsePrefix("fd00:ec2::/32"),   // AWS metadata over IPv6
-		netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 can reach IPv4 internals
-		netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-		netip.MustParsePrefix("2001:db8::/32"),   // documentation
-		netip.MustParsePrefix("100::/64"),        // discard-only
+		netip.MustParsePrefix("0.0.0.0/8"),      // "this" network
+		netip.MustParsePrefix("100.64.0.0/10"),  // carrier-grade NAT
+		netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
+		netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
+		netip.MustParsePrefix("240.0.0.0/4"),    // reserved, broadcast
+		netip.MustParsePrefix("169.254.0.0/16"), // link-local, cloud metadata
+		netip.MustParsePrefix("fd00:ec2::/32"),  // AWS metadata over IPv6
+		netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 can reach IPv4 internals
+		netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+		netip.MustParsePrefix("2001:db8::/32"),  // documentation
+		netip.MustParsePrefix("100::/64"),       // discard-only
 	}
 }
 

@@ -16,13 +16,12 @@ const unknownMark = "\x00"
 
 // arg is the statically known value of one shell word.
 type arg struct {
-	val   string // value, with unknownMark for run-time parts
-	glob  bool   // an unquoted *, ? or [ is present
-	subst bool   // contains a command or process substitution
-	fetch bool   // a substitution inside runs a downloader
-	decode bool  // a substitution inside runs a decoder
-	proc  *syntax.ProcSubst
-	procSrc []*callInfo
+	val    string // value, with unknownMark for run-time parts
+	glob   bool   // an unquoted *, ? or [ is present
+	subst  bool   // contains a command or process substitution
+	fetch  bool   // a substitution inside runs a downloader
+	decode bool   // a substitution inside runs a decoder
+	proc   *syntax.ProcSubst
 }
 
 func (a arg) known() bool { return !strings.Contains(a.val, unknownMark) }

@@ -223,9 +223,9 @@ func (e *Exec) workDir(wd string) (string, error) {
 		}
 		dir = filepath.Clean(dir)
 		if e.Restrict {
-			confined, err := safety.Confine(ws, dir, nil)
+			confined, err := safety.Confine(ws, wd, nil)
 			if err != nil {
-				return "", fmt.Errorf("working_dir %s: %w (commands are restricted to the workspace %s)", wd, err, ws)
+				return "", fmt.Errorf("working_dir: %w (commands are restricted to the workspace %s)", err, ws)
 			}
 			if !within(realPath(ws), realPath(confined)) {
 				return "", fmt.Errorf("working_dir %s is outside the workspace %s", wd, ws)
@@ -259,7 +259,7 @@ func (e *Exec) run(ctx context.Context, command, dir string, ev *agent.ToolEvent
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", command)
+	cmd := exec.CommandContext(runCtx, shell(), "-c", command)
 	cmd.Dir = dir
 	cmd.Env = safety.ScrubEnv(env, e.Secrets)
 	cmd.Stdout = out
@@ -349,4 +349,16 @@ func fmtDuration(d time.Duration) string {
 	default:
 		return d.String()
 	}
+}
+
+// shell is /bin/sh, or the first sh on PATH where there is none (the
+// distroless debug image keeps busybox's sh in /busybox).
+func shell() string {
+	if _, err := os.Stat("/bin/sh"); err == nil {
+		return "/bin/sh"
+	}
+	if p, err := exec.LookPath("sh"); err == nil {
+		return p
+	}
+	return "/bin/sh"
 }

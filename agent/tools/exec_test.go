@@ -280,7 +280,8 @@ func TestExecTimeoutKillsProcessGroup(t *testing.T) {
 	e := newExec(t)
 	e.Timeout = 300 * time.Millisecond
 	start := time.Now()
-	got, ev, err := runExec(t, e, map[string]string{"command": "echo started; sleep 30 & echo $! > pid; wait"})
+	// The grandchild would outlive every deadline of the test if it survived.
+	got, ev, err := runExec(t, e, map[string]string{"command": "echo started; sleep 600 & echo $! > pid; wait"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestExecCancelKillsProcessGroup(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := e.Run(ctx, []byte(`{"command": "sleep 30 & echo $! > pid.tmp; mv pid.tmp pid; wait"}`))
+		out, err := e.Run(ctx, []byte(`{"command": "sleep 600 & echo $! > pid.tmp; mv pid.tmp pid; wait"}`))
 		done <- result{out, err}
 	}()
 	pidFile := filepath.Join(e.Workspace, "pid")

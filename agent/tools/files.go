@@ -51,9 +51,10 @@ func (f Files) resolve(path string) (string, error) {
 	}
 	abs = filepath.Clean(abs)
 	if f.Restrict {
-		confined, err := safety.Confine(ws, abs, f.Protected)
+		// Confine resolves relative paths itself, the way the kernel would.
+		confined, err := safety.Confine(ws, path, f.Protected)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w (file tools are restricted to the workspace %s)", path, err, ws)
+			return "", fmt.Errorf("%w (file tools are restricted to the workspace %s)", err, ws)
 		}
 		// The policy's answer is checked once more against the resolved
 		// workspace, so that a mistake there cannot open the whole disk.

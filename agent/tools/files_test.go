@@ -132,6 +132,27 @@ func TestConfinement(t *testing.T) {
 	}
 }
 
+func TestConfinementMessages(t *testing.T) {
+	s := newSandbox(t)
+	tests := []struct {
+		name     string
+		restrict bool
+		path     string
+		want     []string
+	}{
+		{"outside", true, "../outside/secret.txt", []string{"../outside/secret.txt", "restricted to the workspace " + s.ws}},
+		{"protected", false, "config.yaml", []string{"config.yaml: this file belongs to nanobot itself"}},
+	}
+	for _, tt := range tests {
+		_, err := call(t, ReadFile{s.files(tt.restrict)}, map[string]string{"path": tt.path})
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: read_file(%s) error %v, want it to contain %q", tt.name, tt.path, err, w)
+			}
+		}
+	}
+}
+
 func TestDanglingSymlink(t *testing.T) {
 	s := newSandbox(t)
 	got, err := call(t, WriteFile{s.files(true)}, map[string]string{"path": "dangling", "content": "escaped"})

@@ -25,6 +25,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	loaded, _ := os.ReadFile(cfgPath)
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		return err
@@ -81,7 +82,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watchConfig(watchCtx, cfg.Path, *reloadEvery, rt, ch)
+		watchConfig(watchCtx, cfg.Path, loaded, *reloadEvery, rt, ch)
 	}()
 
 	log.Info("gateway started", "version", version, "model", cfg.Provider.Model, "mode", cfg.Channels.Telegram.Mode)
@@ -158,16 +159,16 @@ func (t transcriber) Transcribe(ctx context.Context, filename string, audio []by
 }
 
 // watchConfig applies edits of config.yaml while the gateway runs: it
-// checks the file every interval and on SIGHUP. A valid edit applies to
+// checks the file every interval and on SIGHUP; last is the text the
+// running config was loaded from. A valid edit applies to
 // new turns; an invalid one is logged and the running config stays.
-func watchConfig(ctx context.Context, path string, every time.Duration, rt *runtime, ch *telegram.Channel) {
+func watchConfig(ctx context.Context, path string, last []byte, every time.Duration, rt *runtime, ch *telegram.Channel) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 
-	last, _ := os.ReadFile(path)
 	for {
 		force := false
 		select {

@@ -83,6 +83,9 @@ func (a *app) onboard(_ context.Context, _ string, args []string) error {
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return err
 	}
+	if err := os.Chmod(path, 0o600); err != nil { // WriteFile keeps an old file's mode
+		return err
+	}
 	cfg, err := config.Load(path)
 	if err != nil {
 		return fmt.Errorf("the written config does not load: %w", err)

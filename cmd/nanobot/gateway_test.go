@@ -256,3 +256,53 @@ func TestGatewayStopCancelsTurn(t *testing.T) {
 	h.tg.SendText(owner, owner, "ada", "/stop")
 	waitSentContaining(t, h.tg, owner, "Stopped working on")
 }
+
+func TestGatewayRejectsBadToken(t *testing.T) {
+	tg := telegramtest.NewServer(t, botToken)
+	model := openaitest.NewServer(t)
+	cfg := gatewayConfig(t, t.TempDir(), tg, model, map[string]string{"channels.telegram.token": "999:wrong-token-value"})
+	r := runCLI(t.Context(), "", "-c", cfg, "gateway")
+	if r.code != exitConfig || !strings.Contains(r.stderr, "channels.telegram.token") || !strings.Contains(r.stderr, "TELEGRAM_BOT_TOKEN") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "wrong-token-value") {
+		t.Error("the rejected token is printed")
+	}
+
+	cfg = gatewayConfig(t, t.TempDir(), tg, model, map[string]string{"channels.telegram.token": ""})
+	r = runCLI(t.Context(), "", "-c", cfg, "gateway")
+	if r.code != exitConfig || !strings.Contains(r.stderr, "channels.telegram.token: required") {
+		t.Errorf("without a token: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestGatewayNewConsolidatesFirst(t *testing.T) {
+	h := startGateway(t, nil)
+	h.model.Script(
+		openaitest.Reply{Text: "Noted, you like sailing."},
+		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "s", Name: "save_memory",
+			Arguments: `{"history_entry":"Talked about sailing.","memory_update":"- Likes sailing"}`}}},
+		openaitest.Reply{Text: "Fresh start."},
+	)
+	h.tg.SendText(owner, owner, "ada", "I like sailing")
+	waitSentContaining(t, h.tg, owner, "sailing")
+	h.tg.SendText(owner, owner, "ada", "/new")
+	reqs, err := h.model.WaitRequests(waitCtx(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs[1].ToolChoice == nil || !strings.Contains(reqs[1].Messages[1].Content, "I like sailing") {
+		t.Fatalf("/new did not consolidate the session first: %+v", reqs[1])
+	}
+	h.tg.SendText(owner, owner, "ada", "hello again")
+	waitSentContaining(t, h.tg, owner, "Fresh start.")
+	last, _ := h.model.LastRequest()
+	if !strings.Contains(last.Messages[0].Content, "- Likes sailing") {
+		t.Errorf("the fresh session's prompt lacks the consolidated memory")
+	}
+	for _, m := range last.Messages[1:] {
+		if strings.Contains(m.Content, "I like sailing") {
+			t.Errorf("the old session leaked into the new one: %q", m.Content)
+		}
+	}
+}

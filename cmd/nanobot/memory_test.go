@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
+	"github.com/nanobot-go/nanobot/memory"
 )
 
 func saveMemory(args string) openaitest.Reply {
@@ -191,5 +193,57 @@ func TestMemoryEdit(t *testing.T) {
 	r := runCLI(t.Context(), "", "-c", cfg, "memory", "show")
 	if strings.TrimSpace(r.stdout) != "- Edited by hand" {
 		t.Errorf("after edit: %q", r.stdout)
+	}
+}
+
+func TestLongStoredSessionStaysInBudget(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, stub.URL(), map[string]string{"agent.context_tokens": "4000", "memory.window": "100000"})
+	st, err := memory.Open(t.Context(), filepath.Join(dir, "data", "nanobot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []agent.Message
+	for i := range 5000 {
+		switch i % 4 {
+		case 0:
+			msgs = append(msgs, agent.Message{Role: agent.RoleUser, Content: fmt.Sprintf("question %d %s", i, strings.Repeat("words ", 30))})
+		case 1:
+			msgs = append(msgs, agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: fmt.Sprint(i), Name: "list_dir", Arguments: `{"path":"."}`}}})
+		case 2:
+			msgs = append(msgs, agent.Message{Role: agent.RoleTool, ToolCallID: fmt.Sprint(i - 1), Name: "list_dir", Content: strings.Repeat("file.txt\n", 40)})
+		case 3:
+			msgs = append(msgs, agent.Message{Role: agent.RoleAssistant, Content: fmt.Sprintf("answer %d", i)})
+		}
+	}
+	if err := st.Append(t.Context(), "cli:default", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	stub.Script(
+		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "l", Name: "list_dir", Arguments: `{"path":"."}`}}},
+		openaitest.Reply{Text: "done"},
+	)
+	// Then the session is over budget: consolidation folds it in chunks
+	// that each fit a request.
+	stub.SetDefault(saveMemory(`{"history_entry":"Asked many questions.","memory_update":"- Asks a lot"}`))
+	if r := runCLI(t.Context(), "", "-c", cfg, "agent", "-m", "and now?"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if n := stub.RequestCount(); n < 4 {
+		t.Errorf("%d requests; want the turn's two and chunked consolidation calls", n)
+	}
+	for i, req := range stub.Requests() {
+		total := 0
+		for _, m := range req.Messages {
+			total += len(m.Content)/4 + len(m.ToolCalls)*20 + 4
+		}
+		if total > 4000 {
+			t.Errorf("request %d is about %d tokens, over the 4000 budget", i, total)
+		}
+		if req.Messages[1].Role != "user" {
+			t.Errorf("request %d starts its history with %s, want user", i, req.Messages[1].Role)
+		}
 	}
 }

@@ -158,7 +158,7 @@ func TestGatewayReloadsConfig(t *testing.T) {
 		}
 		before := len(h.tg.Sent())
 		h.tg.SendText(newcomer, newcomer, "bob", fmt.Sprintf("may I now? (%d)", attempt))
-		ctx, cancel := context.WithTimeout(t.Context(), min(100*time.Millisecond<<attempt, 5*time.Second))
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond<<min(attempt, 5))
 		m, ok := awaitSentTo(ctx, h.tg, before, newcomer)
 		cancel()
 		if ok {
@@ -172,13 +172,14 @@ func TestGatewayReloadsConfig(t *testing.T) {
 	// A new model applies to the next turn.
 	h.model.SetDefault(openaitest.Reply{Text: "answered"})
 	editConfig(t, h.cfg, map[string]string{"provider.model": "gpt-reloaded"})
+	deadline = time.Now().Add(60 * time.Second)
 	for i := 0; ; i++ {
 		q := fmt.Sprintf("which model answers? (%d)", i)
 		h.ask(q)
 		if requestFor(t, h.model.Requests(), q).Model == "gpt-reloaded" {
 			break
 		}
-		if time.Now().After(deadline.Add(60 * time.Second)) {
+		if time.Now().After(deadline) {
 			t.Fatalf("the model edit was not applied within 60 s; logs:\n%s", h.logs.String())
 		}
 	}
@@ -319,8 +320,8 @@ func TestGatewayMetricsAfterTurn(t *testing.T) {
 		t.Fatalf("GET /metrics = %d, %v", code, err)
 	}
 	for _, c := range []struct {
-		series string
-		want   float64
+		series  string
+		want    float64
 		atLeast bool
 	}{
 		{`nanobot_inbound_messages_total{channel="telegram"}`, 1, false},
@@ -483,7 +484,7 @@ func TestOnboardKeepsExistingConfig(t *testing.T) {
 	}
 }
 
-func TestStatus(t *testing.T) {
+func TestStatusCommand(t *testing.T) {
 	tests := []struct {
 		name        string
 		extra       map[string]string
