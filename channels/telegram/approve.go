@@ -115,7 +115,7 @@ func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, st
 	case <-ctx.Done():
 		outcome = "The request was withdrawn: denied."
 	}
-	c.log.Info("approval", "approved", approved, "outcome", outcome, "chat_id", t.ChatID, "turn", t.ID)
+	c.log.Info("approval", "approved", approved, "outcome", outcome, "chat_id", t.ChatID, "turn_id", t.ID)
 
 	// Show the outcome and drop the buttons, even if the turn is over.
 	editCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)

@@ -262,7 +262,7 @@ func (c *Channel) runBatch(ctx context.Context, batch []*job) {
 	}
 
 	t := c.turnFor(first)
-	log := c.log.With("turn", t.ID, "chat_id", chat)
+	log := c.log.With("turn_id", t.ID, "chat_id", chat)
 	resume := first.item.State == channels.InboxStarted
 	var msg agent.Message
 	if resume {
