@@ -382,14 +382,3 @@ func (b *bigTool) Spec() agent.ToolSpec {
 func (b *bigTool) Run(context.Context, json.RawMessage) (string, error) {
 	return strings.Repeat("x", b.size), nil
 }
-
-func TestTruncate(t *testing.T) {
-	s := strings.Repeat("a", 50) + strings.Repeat("b", 50)
-	got := agent.Truncate(s, 30)
-	if !strings.HasPrefix(got, strings.Repeat("a", 20)) || !strings.HasSuffix(got, strings.Repeat("b", 10)) || !strings.Contains(got, "[70 characters cut]") {
-		t.Errorf("Truncate = %q", got)
-	}
-	if agent.Truncate("short", 30) != "short" {
-		t.Error("short strings must be kept")
-	}
-}

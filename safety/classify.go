@@ -428,7 +428,7 @@ func (c *call) checkArg(a arg, acc access) string {
 	}
 	if acc == accDelete || acc == accWrite || acc == accPerm {
 		if c.j.inWorkspace(p) {
-			if real, err := resolvePath(p); err == nil && real != p {
+			if real, err := Resolve(p); err == nil && real != p {
 				p = real
 			}
 		}

@@ -105,7 +105,7 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		}
 		clean := filepath.Clean(pr)
 		addProtected(clean)
-		if real, err := resolvePath(clean); err == nil {
+		if real, err := Resolve(clean); err == nil {
 			addProtected(real)
 		}
 		base := filepath.Base(clean)

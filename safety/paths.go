@@ -32,7 +32,7 @@ func Confine(workspace, path string, protected []string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("confine: empty path")
 	}
-	ws, err := resolvePath(workspace)
+	ws, err := Resolve(workspace)
 	if err != nil {
 		return "", fmt.Errorf("confine: resolve workspace: %w", err)
 	}
@@ -40,7 +40,7 @@ func Confine(workspace, path string, protected []string) (string, error) {
 	if !filepath.IsAbs(full) {
 		full = ws + "/" + path
 	}
-	real, err := resolvePath(full)
+	real, err := Resolve(full)
 	if err != nil {
 		return "", fmt.Errorf("confine %q: %w", path, err)
 	}
@@ -49,7 +49,7 @@ func Confine(workspace, path string, protected []string) (string, error) {
 			continue
 		}
 		cands := []string{filepath.Clean(pr)}
-		if r, err := resolvePath(pr); err == nil {
+		if r, err := Resolve(pr); err == nil {
 			cands = append(cands, r)
 		}
 		for _, c := range cands {
@@ -72,10 +72,10 @@ func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// resolvePath resolves symbolic links in an absolute path element by
+// Resolve resolves symbolic links in an absolute path element by
 // element, handling ".." after each resolved prefix as the kernel does.
 // Elements that do not exist are kept as written.
-func resolvePath(p string) (string, error) {
+func Resolve(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("resolve %q: not absolute", p)
 	}

@@ -3,7 +3,6 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,51 +109,16 @@ func within(dir, path string) bool {
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
-// realPath resolves the symlinks of an absolute path component by component,
-// dangling ones included, and keeps the part that does not exist yet as it
-// is. It gives up after 255 links, returning what it has.
+// realPath resolves the symlinks of a path component by component,
+// dangling ones included, keeping the part that does not exist yet as it
+// is; when that fails (a link loop, an unreadable directory) it returns the
+// cleaned path.
 func realPath(path string) string {
-	path = filepath.Clean(path)
-	if !filepath.IsAbs(path) {
-		if abs, err := filepath.Abs(path); err == nil {
-			path = abs
-		}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
-	rest := strings.Split(strings.TrimPrefix(path, string(filepath.Separator)), string(filepath.Separator))
-	resolved := string(filepath.Separator)
-	links := 0
-	for len(rest) > 0 {
-		part := rest[0]
-		rest = rest[1:]
-		switch part {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, part)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			// Missing (to be created) or unreadable: nothing more to resolve.
-			return filepath.Join(append([]string{next}, rest...)...)
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			resolved = next
-			continue
-		}
-		links++
-		if links > 255 {
-			return filepath.Join(append([]string{next}, rest...)...)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return filepath.Join(append([]string{next}, rest...)...)
-		}
-		if filepath.IsAbs(target) {
-			resolved = string(filepath.Separator)
-		}
-		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
+	if real, err := safety.Resolve(path); err == nil {
+		return real
 	}
-	return resolved
+	return filepath.Clean(path)
 }

@@ -5,24 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-)
 
-// Truncate returns s unchanged when it has at most max characters.
-// Otherwise it keeps the head and the tail of s, max characters in all, with
-// a marker between them saying how many characters were cut. A max of zero or
-// less means no limit.
-func Truncate(s string, max int) string {
-	if max <= 0 || len(s) <= max {
-		return s
-	}
-	n := utf8.RuneCountInString(s)
-	if n <= max {
-		return s
-	}
-	head := max / 2
-	tail := max - head
-	return joinCut(firstRunes(s, head), lastRunes(s, tail), n-head-tail)
-}
+	"github.com/nanobot-go/nanobot/agent"
+)
 
 // joinCut puts the marker of cut characters between head and tail.
 func joinCut(head, tail string, cut int) string {
@@ -89,7 +74,7 @@ func (b *headTail) render(limit int, redact func(string) string, secrets []strin
 	tail := b.tailBytes()
 	if b.total == int64(len(b.head)+len(tail)) {
 		whole := string(b.head) + string(tail)
-		return strings.ToValidUTF8(Truncate(redact(whole), limit), "\uFFFD")
+		return strings.ToValidUTF8(agent.Truncate(redact(whole), limit), "\uFFFD")
 	}
 	head := trimPartialRune(trimSecretPrefixAtEnd(b.head, secrets))
 	tail = trimLeadingContinuation(trimSecretSuffixAtStart(tail, secrets))
