@@ -306,3 +306,21 @@ func TestGatewayNewConsolidatesFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestGatewayTellsWhenMemoryCannotBeUpdated(t *testing.T) {
+	h := startGateway(t, map[string]string{"memory.window": "4", "provider.max_retries": "0"})
+	h.model.Script(openaitest.Reply{Text: "one"}, openaitest.Reply{Text: "two"}, openaitest.Reply{Text: "three"})
+	// Every later call, the consolidation attempts among them, is refused.
+	h.model.SetDefault(openaitest.Reply{Status: 400, Body: `{"error":{"message":"context length exceeded"}}`})
+	for _, text := range []string{"one", "two", "three"} {
+		h.tg.SendText(owner, owner, "ada", "message "+text)
+		waitSentContaining(t, h.tg, owner, text)
+	}
+	notice := waitSentContaining(t, h.tg, owner, "could not update my long-term memory")
+	if !strings.Contains(notice.Text, "3 attempts") || !strings.Contains(notice.Text, "400") {
+		t.Errorf("notice = %q, want the attempts and the reason", notice.Text)
+	}
+	if n := h.model.RequestCount(); n != 6 {
+		t.Errorf("%d model calls, want 3 turns and 3 consolidation attempts", n)
+	}
+}

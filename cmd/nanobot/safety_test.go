@@ -112,6 +112,13 @@ func TestApprovalThroughTelegram(t *testing.T) {
 			if got := toolResult(t, h.model, "p"); !strings.Contains(got, tt.want) {
 				t.Errorf("result after %s = %q, want %q", tt.button, got, tt.want)
 			}
+			if err := h.stop(); err != nil {
+				t.Fatal(err)
+			}
+			r := runCLI(t.Context(), "", "-c", h.cfg, "audit")
+			if !strings.Contains(r.stdout, "git push origin main") || !strings.Contains(r.stdout, "telegram:111") {
+				t.Errorf("the audit trail does not record the %s by the owner:\n%s", tt.button, r.stdout)
+			}
 		})
 	}
 }
