@@ -63,7 +63,9 @@ type Consolidator struct {
 	mu      sync.Mutex
 	running map[string]chan struct{}
 	told    map[string]bool
-	stop    chan struct{}
+	closing chan struct{} // closed when Close starts: no new work, no more waiting
+	stop    chan struct{} // closed when the grace period is over: cancel what runs
+	closed  bool
 	wg      sync.WaitGroup
 }
 
@@ -86,7 +88,8 @@ func NewConsolidator(store ConsolidationStore, cfg ConsolidatorConfig, logger *s
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Consolidator{store: store, cfg: cfg, logger: logger, now: time.Now, hook: hook,
-		running: make(map[string]chan struct{}), told: make(map[string]bool), stop: make(chan struct{})}
+		running: make(map[string]chan struct{}), told: make(map[string]bool),
+		closing: make(chan struct{}), stop: make(chan struct{})}
 }
 
 // SetLimits changes the window and budget for later checks.
@@ -181,8 +184,20 @@ func chunk(msgs []StoredMessage, maxTokens int) []StoredMessage {
 	return msgs
 }
 
-// Close stops background work, waiting up to grace for it to finish.
+// Wait returns when no background consolidation runs, retries included.
+func (c *Consolidator) Wait() { c.wg.Wait() }
+
+// Close stops background work: retries waiting for their turn are dropped
+// at once, a model call under way gets up to grace to finish.
 func (c *Consolidator) Close(grace time.Duration) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	close(c.closing)
+	c.mu.Unlock()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	select {
@@ -209,7 +224,7 @@ func (c *Consolidator) waitFor(ctx context.Context, session string) {
 
 func (c *Consolidator) start(session string, work func(context.Context) error) {
 	c.mu.Lock()
-	if _, busy := c.running[session]; busy {
+	if _, busy := c.running[session]; busy || c.closed {
 		c.mu.Unlock()
 		return
 	}
@@ -263,6 +278,8 @@ func (c *Consolidator) withRetries(ctx context.Context, session string, upTo int
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
+				return err
+			case <-c.closing:
 				return err
 			}
 			wait *= 2

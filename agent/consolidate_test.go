@@ -119,6 +119,7 @@ func TestConsolidationFailureToldOnce(t *testing.T) {
 		},
 	}, nil, func(o string) { mu.Lock(); outcomes[o]++; mu.Unlock() })
 	c.Check(t.Context(), "telegram:7")
+	c.Wait()
 	c.Close(time.Minute)
 
 	if got := len(p.reqs()); got != 3 {
@@ -166,5 +167,21 @@ func TestOversizedMemoryIsAskedToCondense(t *testing.T) {
 	}
 	if !strings.Contains(p.reqs()[0].Messages[1].Content, "over its limit of 1000: condense it") {
 		t.Error("the prompt does not ask to condense an oversized memory")
+	}
+}
+
+func TestCloseDropsWaitingRetries(t *testing.T) {
+	store := fillSession(60)
+	p := &script{fallback: func(agent.Request) (agent.Response, error) { return agent.Response{}, errors.New("model down") }}
+	c := agent.NewConsolidator(store, agent.ConsolidatorConfig{Window: 50, Backoff: time.Hour, Provider: func() agent.Provider { return p }}, nil, nil)
+	c.Check(t.Context(), "s")
+	// The first attempt fails at once; the retry would wait an hour.
+	start := time.Now()
+	c.Close(time.Hour)
+	if len(p.reqs()) > 1 {
+		t.Errorf("%d attempts; Close must not let a retry run", len(p.reqs()))
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("Close took %s; it must not wait out a retry's backoff", d)
 	}
 }

@@ -40,15 +40,20 @@ type sender struct {
 	// sent remembers replies Telegram accepted whose MarkSent failed, so a
 	// retry marks them instead of sending them again.
 	sent map[int64]int64
+	// finished is the highest outbox id each chat's delivery has finished
+	// with: a round that read the outbox just before that delivery ended
+	// must not start the same reply again.
+	finished map[string]int64
 }
 
 func newSender(c *Channel) *sender {
 	return &sender{
-		c:     c,
-		wake:  make(chan struct{}, 1),
-		slots: make(chan struct{}, sendParallel),
-		busy:  map[string]bool{},
-		sent:  map[int64]int64{},
+		c:        c,
+		wake:     make(chan struct{}, 1),
+		slots:    make(chan struct{}, sendParallel),
+		busy:     map[string]bool{},
+		sent:     map[int64]int64{},
+		finished: map[string]int64{},
 	}
 }
 
@@ -99,17 +104,20 @@ func (s *sender) round(ctx context.Context) (idle, ok bool) {
 		}
 		return false, false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var order []string
 	byChat := map[string][]channels.OutboxItem{}
 	for _, it := range items {
+		if it.ID <= s.finished[it.ChatID] {
+			continue // delivered since the outbox was read
+		}
 		if _, seen := byChat[it.ChatID]; !seen {
 			order = append(order, it.ChatID)
 		}
 		byChat[it.ChatID] = append(byChat[it.ChatID], it)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	idle = len(items) == 0 && len(s.busy) == 0
+	idle = len(order) == 0 && len(s.busy) == 0
 	for _, chat := range order {
 		if s.busy[chat] {
 			continue
@@ -141,6 +149,9 @@ func (s *sender) deliverChat(ctx context.Context, chat string, items []channels.
 			sleepCtx(ctx, 2*time.Second)
 			return
 		}
+		s.mu.Lock()
+		s.finished[chat] = max(s.finished[chat], it.ID)
+		s.mu.Unlock()
 	}
 }
 

@@ -1003,3 +1003,18 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// A round that read the outbox while a delivery was finishing must not send
+// the finished reply again.
+func TestRoundSkipsRepliesFinishedSinceTheRead(t *testing.T) {
+	store := newMemStore()
+	id, _ := store.Enqueue(t.Context(), channels.OutboxItem{Channel: channelName, ChatID: "5", Text: "hello"})
+	c := &Channel{store: store, log: slog.New(slog.DiscardHandler)}
+	s := newSender(c)
+	s.finished["5"] = id // delivered, but the store still says pending to a stale read
+	idle, ok := s.round(t.Context())
+	s.wg.Wait()
+	if !ok || !idle || len(s.busy) != 0 {
+		t.Errorf("round = idle %v, ok %v, busy %v; want the finished reply skipped", idle, ok, s.busy)
+	}
+}
