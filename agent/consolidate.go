@@ -385,7 +385,8 @@ func (c *Consolidator) consolidate(ctx context.Context, session string, msgs []S
 		Tools:     []ToolSpec{saveMemorySpec},
 		ForceTool: saveMemorySpec.Name,
 	}
-	resp, err := c.cfg.Provider().Complete(ctx, req)
+	// The session rides along so the provider can account for the call.
+	resp, err := c.cfg.Provider().Complete(WithTurn(ctx, Turn{ID: "consolidation", Session: session}), req)
 	if err != nil {
 		return fmt.Errorf("consolidation call: %w", err)
 	}

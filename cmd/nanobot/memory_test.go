@@ -142,6 +142,17 @@ func TestConsolidationAtWindowShrinksRequests(t *testing.T) {
 	if len(last.Messages) >= len(reqs[2].Messages)+2 {
 		t.Errorf("the request after consolidation has %d messages, the one before %d: it did not shrink", len(last.Messages), len(reqs[2].Messages))
 	}
+	// The consolidation call counts in the session's usage like the turns.
+	r := runCLI(t.Context(), "", "-c", cfg, "usage")
+	calls := ""
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[1] == "cli:default" {
+			calls = f[2]
+		}
+	}
+	if calls != "5" {
+		t.Errorf("usage shows %q calls for cli:default, want 5 (4 turns and the consolidation):\n%s", calls, r.stdout)
+	}
 }
 
 func TestMemoryExportImport(t *testing.T) {

@@ -77,7 +77,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		MaxChars:      cfg.Memory.MaxChars,
 		Scope:         r.scope,
 		Notify:        r.notifyChat,
-		Provider:      func() agent.Provider { return r.currentProvider() },
+		Provider:      func() agent.Provider { return meteredProvider{r} },
 	}, logger, r.observeConsolidation)
 	return r, nil
 }
@@ -470,3 +470,18 @@ func newTurnID() string {
 
 // ensureDir creates the parent directory of path.
 func ensureDir(path string) error { return os.MkdirAll(filepath.Dir(path), 0o755) }
+
+// meteredProvider is the provider for consolidation calls: they count
+// against the session's daily budget and are recorded like any other call.
+type meteredProvider struct{ r *runtime }
+
+func (m meteredProvider) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
+	t, _ := agent.TurnFrom(ctx)
+	if _, over := m.r.overBudget(ctx, t.Session); over {
+		return agent.Response{}, errors.New("today's token budget for this chat is used up")
+	}
+	start := time.Now()
+	resp, err := m.r.currentProvider().Complete(ctx, req)
+	m.r.observeModelCall(ctx, t, time.Since(start), resp.Usage, err)
+	return resp, err
+}
