@@ -39,20 +39,18 @@ func (c *Channel) intake(ctx context.Context) error {
 // is recorded, so a crash at any point loses nothing: Telegram resends what
 // was not acknowledged and the inbox drops what it already holds.
 func (c *Channel) poll(ctx context.Context) {
-	offset := c.loadOffset(ctx)
+	var offset int64
 	var wait time.Duration
 	for ctx.Err() == nil {
 		raws, err := c.getUpdates(ctx, offset)
 		if err == nil {
 			var next int64
 			next, err = c.acceptBatch(ctx, raws)
-			if next > offset {
-				offset = next
-				if serr := c.store.SetState(ctx, offsetKey, strconv.FormatInt(offset, 10)); serr != nil && ctx.Err() == nil {
-					// Harmless: the inbox drops updates it already holds.
-					c.log.Warn("save update offset", "err", serr)
-				}
-			}
+			// The offset is not saved: Telegram keeps what the last
+			// getUpdates confirmed, and after a restart the inbox drops the
+			// unconfirmed updates it already holds. Saving it would cost a
+			// synced write per batch on the path of every message.
+			offset = max(offset, next)
 		}
 		if err == nil {
 			wait = 0
@@ -72,23 +70,6 @@ func (c *Channel) poll(ctx context.Context) {
 		}
 		sleepCtx(ctx, wait)
 	}
-}
-
-func (c *Channel) loadOffset(ctx context.Context) int64 {
-	s, err := c.store.State(ctx, offsetKey)
-	if err != nil {
-		c.log.Warn("load update offset", "err", err)
-		return 0
-	}
-	if s == "" {
-		return 0
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		c.log.Warn("stored update offset is not a number", "value", s)
-		return 0
-	}
-	return n
 }
 
 // apiError is a Bot API refusal of a call the channel makes itself. It wraps

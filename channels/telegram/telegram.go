@@ -27,7 +27,6 @@ import (
 
 const (
 	channelName = "telegram"
-	offsetKey   = "telegram.offset"
 
 	defaultAPIURL          = "https://api.telegram.org"
 	defaultMaxFileSize     = 20 << 20 // the Bot API's own download limit
