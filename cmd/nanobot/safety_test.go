@@ -122,3 +122,32 @@ func TestApprovalThroughTelegram(t *testing.T) {
 		})
 	}
 }
+
+func TestSecretsAreRedactedFromToolOutput(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	stub.Script(
+		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "r", Name: "read_file", Arguments: `{"path":"leak.txt"}`}}},
+		openaitest.Reply{Text: "I read it."},
+	)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, stub.URL(), nil)
+	os.MkdirAll(filepath.Join(dir, "workspace"), 0o755)
+	os.WriteFile(filepath.Join(dir, "workspace", "leak.txt"), []byte("the key is "+testKey+"\n"), 0o644)
+	r := runCLI(t.Context(), "", "-c", cfg, "agent", "-m", "read leak.txt")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	got := toolResult(t, stub, "r")
+	if strings.Contains(got, testKey) || !strings.Contains(got, "REDACTED") {
+		t.Errorf("read_file result = %q, want the key redacted", got)
+	}
+	db, err := os.ReadFile(filepath.Join(dir, "data", "nanobot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(filepath.Join(dir, "data", "nanobot.db-wal"))
+	if strings.Contains(string(db)+string(wal), testKey) {
+		t.Error("the API key was written to the database")
+	}
+	r.assertNoSecret(t)
+}
