@@ -22,7 +22,13 @@ type corpusRow struct {
 // is everything after the second column.
 func loadCorpus(t testing.TB) []corpusRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "commands.tsv"))
+	return loadRows(t, "commands.tsv")
+}
+
+// loadRows reads a labelled file of testdata.
+func loadRows(t testing.TB, name string) []corpusRow {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,13 +44,13 @@ func loadCorpus(t testing.TB) []corpusRow {
 		}
 		parts := strings.SplitN(line, "\t", 3)
 		if len(parts) != 3 {
-			t.Fatalf("commands.tsv:%d: want 3 tab-separated columns, got %q", n, line)
+			t.Fatalf("%s:%d: want 3 tab-separated columns, got %q", name, n, line)
 		}
 		want := Action(parts[0])
 		switch want {
 		case Allow, Ask, Deny:
 		default:
-			t.Fatalf("commands.tsv:%d: bad verdict %q", n, parts[0])
+			t.Fatalf("%s:%d: bad verdict %q", name, n, parts[0])
 		}
 		rows = append(rows, corpusRow{line: n, want: want, category: parts[1], command: parts[2]})
 	}

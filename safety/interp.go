@@ -331,7 +331,8 @@ func (c *call) judgeCode(lang string, a arg) {
 		c.deny("reverse_shell", lang+" connects a shell to the network")
 	case evalExec && match(reFetch, "url", "http", "lwp", "get", "fetch", "webclient", "download", "iwr", "irm", "curl"):
 		c.deny("download_exec", lang+" downloads code and runs it")
-	case evalExec && reDecode.MatchString(code):
+	case (evalExec || reExecCall.MatchString(code)) && reDecode.MatchString(code):
+		// Decoded text handed to eval or to a command runner alike.
 		c.deny("obfuscation", lang+" decodes a hidden program and runs it")
 	}
 	if match(reNetSend, "post", "put", "send", "request", "http", "smtp", "ftp", "sock", "upload", "paramiko", "storbinary", "write") && reLocalReads.MatchString(code) {
