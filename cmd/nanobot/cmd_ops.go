@@ -187,34 +187,40 @@ func (a *app) openStore(ctx context.Context, cfgPath string) (*config.Config, *m
 	return cfg, st, nil
 }
 
-// parseSince reads "24h", "7d" or "30m".
-func parseSince(s string) (time.Duration, error) {
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
+// sinceFlag is a --since duration: "24h", "30m" or "7d".
+type sinceFlag time.Duration
+
+func (f *sinceFlag) String() string { return time.Duration(*f).String() }
+
+func (f *sinceFlag) Set(s string) error {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
 		if err != nil || n < 0 {
-			return 0, usageError{fmt.Sprintf("bad duration %q: use e.g. 24h or 7d", s)}
+			return fmt.Errorf("bad duration %q: use e.g. 24h or 7d", s)
 		}
-		return time.Duration(n) * 24 * time.Hour, nil
+		*f = sinceFlag(time.Duration(n) * 24 * time.Hour)
+		return nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, usageError{fmt.Sprintf("bad duration %q: use e.g. 24h or 7d", s)}
+		return fmt.Errorf("bad duration %q: use e.g. 24h or 7d", s)
 	}
-	return d, nil
+	*f = sinceFlag(d)
+	return nil
 }
+
+// start is the time the flag reaches back to.
+func (f sinceFlag) start() time.Time { return time.Now().Add(-time.Duration(f)) }
 
 // audit prints the tool-call audit trail.
 func (a *app) audit(ctx context.Context, cfgPath string, args []string) error {
 	fs := newFlags("audit", a.stderr)
-	since := fs.String("since", "24h", "how far back (e.g. 24h, 7d)")
+	since := sinceFlag(24 * time.Hour)
+	fs.Var(&since, "since", "how far back (e.g. 24h, 7d)")
 	denied := fs.Bool("denied", false, "only refused calls")
 	chat := fs.String("chat", "", "only this chat (a chat id or a session such as telegram:42)")
 	limit := fs.Int("limit", 200, "at most this many rows")
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	d, err := parseSince(*since)
-	if err != nil {
 		return err
 	}
 	_, st, err := a.openStore(ctx, cfgPath)
@@ -222,7 +228,7 @@ func (a *app) audit(ctx context.Context, cfgPath string, args []string) error {
 		return err
 	}
 	defer st.Close()
-	rows, err := st.Audit(ctx, memory.AuditFilter{Since: time.Now().Add(-d), DeniedOnly: *denied, Session: sessionOf(*chat), Limit: *limit})
+	rows, err := st.Audit(ctx, memory.AuditFilter{Since: since.start(), DeniedOnly: *denied, Session: sessionOf(*chat), Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -242,12 +248,9 @@ func (a *app) audit(ctx context.Context, cfgPath string, args []string) error {
 // usage prints token usage per chat and day.
 func (a *app) usage(ctx context.Context, cfgPath string, args []string) error {
 	fs := newFlags("usage", a.stderr)
-	since := fs.String("since", "7d", "how far back (e.g. 24h, 7d)")
+	since := sinceFlag(7 * 24 * time.Hour)
+	fs.Var(&since, "since", "how far back (e.g. 24h, 7d)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	d, err := parseSince(*since)
-	if err != nil {
 		return err
 	}
 	_, st, err := a.openStore(ctx, cfgPath)
@@ -255,7 +258,7 @@ func (a *app) usage(ctx context.Context, cfgPath string, args []string) error {
 		return err
 	}
 	defer st.Close()
-	rows, err := st.UsageSince(ctx, time.Now().Add(-d))
+	rows, err := st.UsageSince(ctx, since.start())
 	if err != nil {
 		return err
 	}
