@@ -17,6 +17,9 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 )
 
+// errNoTelegram is the gateway's answer to a config with Telegram off.
+var errNoTelegram = errors.New("the gateway has nothing to serve; enable Telegram in config.yaml (and set TELEGRAM_BOT_TOKEN), or chat in the terminal with `nanobot agent`")
+
 // gateway runs the daemon: Telegram, the admin endpoint and live config
 // reloads, until SIGINT or SIGTERM.
 func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -292,5 +291,3 @@ func splitHistory(text string) []string {
 	flush()
 	return out
 }
-
-var errNoTelegram = errors.New("the gateway has nothing to serve; enable Telegram in config.yaml (and set TELEGRAM_BOT_TOKEN), or chat in the terminal with `nanobot agent`")

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,15 +19,6 @@ import (
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
 )
-
-// loadConfig loads the config file and the logger that goes with it.
-func (a *app) loadConfig(path string) (*config.Config, error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
 
 // runtime is everything a conversation needs, built from one config.
 type runtime struct {
@@ -467,9 +457,6 @@ func newTurnID() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
-// ensureDir creates the parent directory of path.
-func ensureDir(path string) error { return os.MkdirAll(filepath.Dir(path), 0o755) }
 
 // meteredProvider is the provider for consolidation calls: they count
 // against the session's daily budget and are recorded like any other call.
