@@ -335,6 +335,10 @@ func (c *Channel) resetSession(ctx context.Context, j *job) string {
 	}
 	if err := c.sessions.Reset(ctx, "telegram:"+j.item.ChatID); err != nil {
 		c.log.Error("reset session", "chat_id", j.item.ChatID, "err", err)
+		var ue interface{ UserMessage() string }
+		if errors.As(err, &ue) {
+			return ue.UserMessage()
+		}
 		return "Sorry, I could not start a new conversation. Please try again."
 	}
 	return "Started a new conversation. What's next?"

@@ -324,3 +324,23 @@ func TestGatewayTellsWhenMemoryCannotBeUpdated(t *testing.T) {
 		t.Errorf("%d model calls, want 3 turns and 3 consolidation attempts", n)
 	}
 }
+
+func TestGatewayNewKeepsTheSessionWhenMemoryFails(t *testing.T) {
+	h := startGateway(t, map[string]string{"provider.max_retries": "0"})
+	h.model.Script(openaitest.Reply{Text: "Noted."}, openaitest.Reply{Status: 400, Body: `{"error":{"message":"bad request"}}`},
+		openaitest.Reply{Text: "Still here."})
+	h.tg.SendText(owner, owner, "ada", "remember the boat")
+	waitSentContaining(t, h.tg, owner, "Noted.")
+	h.tg.SendText(owner, owner, "ada", "/new")
+	waitSentContaining(t, h.tg, owner, "could not save this conversation to long-term memory first")
+	h.tg.SendText(owner, owner, "ada", "and now?")
+	waitSentContaining(t, h.tg, owner, "Still here.")
+	last, _ := h.model.LastRequest()
+	kept := false
+	for _, m := range last.Messages {
+		kept = kept || strings.Contains(m.Content, "remember the boat")
+	}
+	if !kept {
+		t.Error("a failed /new dropped the conversation")
+	}
+}

@@ -343,15 +343,40 @@ func (r *runtime) overBudget(ctx context.Context, session string) (string, bool)
 }
 
 // Reset is /new: fold the session into long-term memory, then start over.
+// Its errors carry a sentence for the user.
 func (r *runtime) Reset(ctx context.Context, session string) error {
 	if text, over := r.overBudget(ctx, session); over {
-		return errors.New(text)
+		return &userError{msg: "I can't save this conversation to memory today: " + text}
 	}
 	if err := r.cons.Flush(ctx, session); err != nil {
-		return fmt.Errorf("save the conversation to memory first: %w", err)
+		reason := "an internal error"
+		var ue interface{ UserMessage() string }
+		if errors.As(err, &ue) {
+			reason = ue.UserMessage()
+		}
+		return &userError{
+			msg: fmt.Sprintf("I could not save this conversation to long-term memory first (%s), so I kept it as it is. Try /new again later.", reason),
+			err: fmt.Errorf("save the conversation to memory first: %w", err),
+		}
 	}
 	return r.store.ResetSession(ctx, session)
 }
+
+// userError is an error with a sentence fit for the user.
+type userError struct {
+	msg string
+	err error
+}
+
+func (e *userError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	return e.msg
+}
+
+func (e *userError) Unwrap() error       { return e.err }
+func (e *userError) UserMessage() string { return e.msg }
 
 // Status describes a session for /status.
 func (r *runtime) Status(ctx context.Context, session string) (string, error) {
