@@ -39,7 +39,7 @@ func specsTokens(specs []ToolSpec) int {
 func fit(system string, history []Message, specs []ToolSpec, cfg Config) []Message {
 	sys := Message{Role: RoleSystem, Content: system}
 	avail := cfg.ContextTokens - cfg.ReserveTokens - EstimateTokens(sys) - specsTokens(specs)
-	start, used := len(history), 0
+	used := 0
 	cut := -1 // the earliest user message from which everything fits
 	for i := len(history) - 1; i >= 0; i-- {
 		used += EstimateTokens(history[i])
@@ -50,9 +50,8 @@ func fit(system string, history []Message, specs []ToolSpec, cfg Config) []Messa
 			cut = i
 		}
 	}
-	if cut >= 0 {
-		start = cut
-	} else {
+	start := cut
+	if cut < 0 {
 		start = lastUser(history)
 	}
 	out := make([]Message, 0, len(history)-start+1)

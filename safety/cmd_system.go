@@ -339,9 +339,8 @@ func (c *call) auditctl() {
 // container onto the host is refused.
 func (c *call) docker() {
 	c.noPathScan = true
-	args := c.argv[1:]
 	i, _ := parseOpts(c.argv, 1, optSpec{short: "Hcl", long: []string{"host", "context", "config", "log-level", "tlscacert", "tlscert", "tlskey"}})
-	args = c.argv[i:]
+	args := c.argv[i:]
 	if c.name == "docker-compose" || c.name == "podman-compose" {
 		args = append([]arg{litArg("compose")}, args...)
 	}

@@ -162,11 +162,7 @@ func quoteBody(line string) (string, bool) {
 	if len(line)-len(rest) > 3 || !strings.HasPrefix(rest, ">") {
 		return "", false
 	}
-	rest = rest[1:]
-	if strings.HasPrefix(rest, " ") {
-		rest = rest[1:]
-	}
-	return rest, true
+	return strings.TrimPrefix(rest[1:], " "), true
 }
 
 // renderLine writes one line outside code blocks: a rule, heading, list item
