@@ -285,7 +285,7 @@ func (l *Loop) record(ctx context.Context, t Turn, msgs *[]Message, m Message) e
 
 func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *Result) (Message, error) {
 	start := time.Now()
-	resp, err := s.provider.Complete(ctx, req)
+	resp, err := s.provider.Complete(WithTurn(ctx, t), req)
 	if l.hooks.ModelCall != nil {
 		l.hooks.ModelCall(ctx, t, time.Since(start), resp.Usage, err)
 	}

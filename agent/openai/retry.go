@@ -16,6 +16,8 @@ import (
 	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/nanobot-go/nanobot/agent"
 )
 
 // attemptInfo collects what go-openai does not return on failure: the
@@ -83,7 +85,11 @@ func (p *Provider) retry(ctx context.Context, op string, call func(context.Conte
 			// actually went wrong instead.
 			return &Error{Status: f.status, Message: f.describe(attempt), Attempts: attempt}
 		}
-		p.log.Warn("model call failed, retrying", "op", op, "status", f.status,
+		log := p.log
+		if t, ok := agent.TurnFrom(ctx); ok {
+			log = log.With("turn_id", t.ID, "session", t.Session)
+		}
+		log.Warn("model call failed, retrying", "op", op, "status", f.status,
 			"attempt", attempt, "max_attempts", p.cfg.MaxRetries+1, "delay", delay, "error", f.reason)
 		if err := p.sleep(ctx, delay); err != nil {
 			return canceled(err, attempt)

@@ -200,6 +200,14 @@ func TestAgentRetriesThenAnswers(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "third time lucky") || stub.RequestCount() != 3 {
 		t.Fatalf("agent = %d %q after %d requests\n%s", r.code, r.stdout, stub.RequestCount(), r.stderr)
 	}
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if strings.Contains(line, "retrying") && !strings.Contains(line, "turn_id=") {
+			t.Errorf("retry log line without the turn id: %s", line)
+		}
+	}
+	if !strings.Contains(r.stderr, "retrying") {
+		t.Errorf("no retry was logged:\n%s", r.stderr)
+	}
 	r.assertNoSecret(t)
 }
 
