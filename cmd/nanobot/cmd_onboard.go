@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -43,7 +44,7 @@ func (a *app) onboard(_ context.Context, _ string, args []string) error {
 		case a.getenv(env) != "":
 			answers[key] = "${" + env + "}"
 		case !*nonInteractive:
-			if v := a.ask(prompt+" (leave empty to set "+env+" later)", ""); v != "" {
+			if v := a.askSecret(prompt + " (leave empty to set " + env + " later)"); v != "" {
 				answers[key] = v
 			}
 		}
@@ -121,4 +122,25 @@ func (a *app) ask(prompt, dflt string) string {
 		return v
 	}
 	return dflt
+}
+
+// askSecret is ask without echoing the answer when standard input is a
+// terminal (through stty, so no terminal library is needed; where stty is
+// missing the answer is echoed as before).
+func (a *app) askSecret(prompt string) string {
+	if f, ok := a.stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			off := exec.Command("stty", "-echo")
+			off.Stdin = f
+			if off.Run() == nil {
+				defer func() {
+					on := exec.Command("stty", "echo")
+					on.Stdin = f
+					on.Run()
+					fmt.Fprintln(a.stdout)
+				}()
+			}
+		}
+	}
+	return a.ask(prompt, "")
 }

@@ -635,3 +635,30 @@ func TestUsageAndAudit(t *testing.T) {
 		t.Errorf("audit --denied = %q, want one refused exec of %q", lines, dangerous)
 	}
 }
+
+func TestOnboardInteractive(t *testing.T) {
+	dir := t.TempDir()
+	answers := "123456:typed-token\n\ngpt-typed\nsk-typed-key-123456\n4242\n"
+	r := runCLI(t.Context(), answers, "onboard", "--dir", dir)
+	if r.code != 0 {
+		t.Fatalf("onboard = %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, prompt := range []string{"Telegram bot token", "Model API base URL [https://api.openai.com/v1]", "Model [gpt-4o-mini]", "API key", "numeric Telegram user id"} {
+		if !strings.Contains(r.stdout, prompt) {
+			t.Errorf("no prompt %q in:\n%s", prompt, r.stdout)
+		}
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Provider.Model != "gpt-typed" || string(cfg.Provider.APIKey) != "sk-typed-key-123456" ||
+		string(cfg.Channels.Telegram.Token) != "123456:typed-token" || cfg.Provider.BaseURL != "https://api.openai.com/v1" ||
+		len(cfg.Channels.Telegram.AllowFrom) != 1 || cfg.Channels.Telegram.AllowFrom[0] != "4242" {
+		t.Errorf("config from the answers: model %q, base %q, allow %v", cfg.Provider.Model, cfg.Provider.BaseURL, cfg.Channels.Telegram.AllowFrom)
+	}
+	if fi, err := os.Stat(cfgPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("config mode = %v, %v; want 0600 for typed secrets", fi.Mode().Perm(), err)
+	}
+}
