@@ -122,20 +122,23 @@ func day(t time.Time) string {
 // RecordUsage adds one model call's tokens to the session's total for the
 // calendar day of at (see UsageOn for which day that is).
 func (s *Store) RecordUsage(ctx context.Context, session string, at time.Time, u agent.Usage) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO usage (session, day, calls, prompt_tokens, completion_tokens)
-			VALUES (?, ?, 1, ?, ?)
-			ON CONFLICT (session, day) DO UPDATE SET
-				calls = calls + 1,
-				prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-				completion_tokens = completion_tokens + excluded.completion_tokens`,
-			session, day(at), u.PromptTokens, u.CompletionTokens)
-		return err
-	})
+	err := s.write(ctx, func(tx *sql.Tx) error { return addUsage(ctx, tx, session, at, u) })
 	if err != nil {
 		return fmt.Errorf("record usage: %w", err)
 	}
 	return nil
+}
+
+// addUsage counts one model call of the session on the day of at.
+func addUsage(ctx context.Context, tx *sql.Tx, session string, at time.Time, u agent.Usage) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO usage (session, day, calls, prompt_tokens, completion_tokens)
+		VALUES (?, ?, 1, ?, ?)
+		ON CONFLICT (session, day) DO UPDATE SET
+			calls = calls + 1,
+			prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+			completion_tokens = completion_tokens + excluded.completion_tokens`,
+		session, day(at), u.PromptTokens, u.CompletionTokens)
+	return err
 }
 
 // UsageOn returns the session's usage on the calendar day of the given time,

@@ -117,3 +117,26 @@ func TestUsagePerDay(t *testing.T) {
 		t.Errorf("UsageSince(day 2) = %+v, want one row", rows)
 	}
 }
+
+func TestAppendCountsAssistantMessagesAsCalls(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	err := s.Append(ctx, "telegram:1",
+		agent.Message{Role: agent.RoleUser, Content: "hi", CreatedAt: at},
+		agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "a", Name: "x"}}, Usage: agent.Usage{PromptTokens: 100, CompletionTokens: 5}, CreatedAt: at},
+		agent.Message{Role: agent.RoleTool, ToolCallID: "a", Content: "ok", CreatedAt: at},
+		agent.Message{Role: agent.RoleAssistant, Content: "done", Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 7}, CreatedAt: at},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.UsageOn(ctx, "telegram:1", at)
+	if err != nil || got != (agent.Usage{PromptTokens: 220, CompletionTokens: 12}) {
+		t.Errorf("UsageOn = %+v, %v; want the two assistant messages' tokens", got, err)
+	}
+	rows, _ := s.UsageSince(ctx, at.Add(-time.Hour))
+	if len(rows) != 1 || rows[0].Calls != 2 {
+		t.Errorf("UsageSince = %+v; want one row with 2 calls", rows)
+	}
+}

@@ -35,7 +35,9 @@ const messageColumns = `id, role, content, images, tool_calls, tool_call_id, nam
 	created_at, prompt_tokens, completion_tokens`
 
 // Append stores msgs at the end of session, all or none. A zero CreatedAt
-// becomes now.
+// becomes now. Each assistant message is a model call: its tokens are added
+// to the session's usage of the day in the same transaction, which saves a
+// synced write per call.
 func (s *Store) Append(ctx context.Context, session string, msgs ...agent.Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -62,6 +64,11 @@ func (s *Store) Append(ctx context.Context, session string, msgs ...agent.Messag
 				m.ToolCallID, m.Name, millis(m.CreatedAt),
 				m.Usage.PromptTokens, m.Usage.CompletionTokens); err != nil {
 				return err
+			}
+			if m.Role == agent.RoleAssistant {
+				if err := addUsage(ctx, tx, session, m.CreatedAt, m.Usage); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

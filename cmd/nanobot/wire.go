@@ -401,12 +401,9 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	return s, nil
 }
 
-func (r *runtime) observeModelCall(ctx context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
-	if err == nil {
-		if rerr := r.store.RecordUsage(context.WithoutCancel(ctx), t.Session, time.Now(), u); rerr != nil {
-			r.logger.Error("record usage", "turn_id", t.ID, "err", rerr)
-		}
-	}
+// observeModelCall counts a call in the metrics. A turn's calls reach the
+// usage table with the assistant message the store appends.
+func (r *runtime) observeModelCall(_ context.Context, _ agent.Turn, d time.Duration, u agent.Usage, err error) {
 	if r.metrics != nil {
 		outcome := "ok"
 		if err != nil {
@@ -495,5 +492,10 @@ func (m meteredProvider) Complete(ctx context.Context, req agent.Request) (agent
 	start := time.Now()
 	resp, err := m.r.currentProvider().Complete(ctx, req)
 	m.r.observeModelCall(ctx, t, time.Since(start), resp.Usage, err)
+	if err == nil {
+		if rerr := m.r.store.RecordUsage(context.WithoutCancel(ctx), t.Session, time.Now(), resp.Usage); rerr != nil {
+			m.r.logger.Error("record usage", "session", t.Session, "err", rerr)
+		}
+	}
 	return resp, err
 }
