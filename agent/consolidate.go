@@ -63,6 +63,7 @@ type Consolidator struct {
 	mu      sync.Mutex
 	running map[string]chan struct{}
 	told    map[string]bool
+	failed  map[string]time.Time // when a session's last streak of attempts failed
 	closing chan struct{} // closed when Close starts: no new work, no more waiting
 	stop    chan struct{} // closed when the grace period is over: cancel what runs
 	closed  bool
@@ -88,7 +89,7 @@ func NewConsolidator(store ConsolidationStore, cfg ConsolidatorConfig, logger *s
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Consolidator{store: store, cfg: cfg, logger: logger, now: time.Now, hook: hook,
-		running: make(map[string]chan struct{}), told: make(map[string]bool),
+		running: make(map[string]chan struct{}), told: make(map[string]bool), failed: make(map[string]time.Time),
 		closing: make(chan struct{}), stop: make(chan struct{})}
 }
 
@@ -103,17 +104,25 @@ func (c *Consolidator) SetLimits(window, contextTokens, maxChars int) {
 	c.cfg.MaxChars = maxChars
 }
 
+// cooldown is how long a session whose consolidation failed waits before
+// the next turn tries again, so a model that cannot call save_memory does
+// not cost a failed call on every turn.
+const cooldown = 10 * time.Minute
+
 // Check starts a background consolidation of the session if it has grown
 // past the window or the context budget. It returns at once.
 func (c *Consolidator) Check(ctx context.Context, session string) {
 	c.mu.Lock()
 	_, busy := c.running[session]
+	cooling := c.now().Sub(c.failed[session]) < cooldown
 	window, budget := c.cfg.Window, c.cfg.ContextTokens
 	c.mu.Unlock()
-	if busy {
+	if busy || cooling {
 		return
 	}
-	msgs, err := c.store.LiveMessages(ctx, session, 0)
+	// Reading one message past the window is enough to decide: more than
+	// that is over the window whatever their size.
+	msgs, err := c.store.LiveMessages(ctx, session, window+1)
 	if err != nil {
 		c.logger.Error("consolidation check", "session", session, "err", err)
 		return
@@ -124,6 +133,13 @@ func (c *Consolidator) Check(ctx context.Context, session string) {
 	}
 	if len(msgs) <= window && (budget <= 0 || tokens <= budget*3/4) {
 		return
+	}
+	if len(msgs) > window {
+		// Over the window: the cut is counted from the newest message.
+		if msgs, err = c.store.LiveMessages(ctx, session, 0); err != nil {
+			c.logger.Error("consolidation check", "session", session, "err", err)
+			return
+		}
 	}
 	upTo := cutPoint(msgs, window/2, budget/2)
 	if upTo == 0 {
@@ -267,6 +283,7 @@ func (c *Consolidator) withRetries(ctx context.Context, session string, upTo int
 		if err == nil {
 			c.mu.Lock()
 			delete(c.told, session)
+			delete(c.failed, session)
 			c.mu.Unlock()
 			return nil
 		}
@@ -288,6 +305,7 @@ func (c *Consolidator) withRetries(ctx context.Context, session string, upTo int
 	c.mu.Lock()
 	first := !c.told[session]
 	c.told[session] = true
+	c.failed[session] = c.now()
 	c.mu.Unlock()
 	if first && c.cfg.Notify != nil {
 		c.cfg.Notify(ctx, session, fmt.Sprintf("I could not update my long-term memory after %d attempts (%s). Nothing is lost: the conversation is kept and I will try again later.", c.cfg.Attempts, shortError(err)))

@@ -185,3 +185,20 @@ func TestCloseDropsWaitingRetries(t *testing.T) {
 		t.Errorf("Close took %s; it must not wait out a retry's backoff", d)
 	}
 }
+
+func TestFailedConsolidationCoolsDown(t *testing.T) {
+	store := fillSession(60)
+	p := &script{fallback: func(agent.Request) (agent.Response, error) { return agent.Response{}, errors.New("model down") }}
+	c := agent.NewConsolidator(store, agent.ConsolidatorConfig{Window: 50, Backoff: time.Millisecond, Provider: func() agent.Provider { return p }}, nil, nil)
+	c.Check(t.Context(), "s")
+	c.Wait()
+	c.Check(t.Context(), "s") // the next turn, right after the failed streak
+	c.Wait()
+	if n := len(p.reqs()); n != 3 {
+		t.Errorf("%d attempts; the turn after a failed streak must not start another", n)
+	}
+	// /new still tries at once.
+	if err := c.Flush(t.Context(), "s"); err == nil || len(p.reqs()) != 4 {
+		t.Errorf("Flush = %v after %d attempts; want one more, failing", err, len(p.reqs()))
+	}
+}
