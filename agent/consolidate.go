@@ -64,8 +64,8 @@ type Consolidator struct {
 	running map[string]chan struct{}
 	told    map[string]bool
 	failed  map[string]time.Time // when a session's last streak of attempts failed
-	closing chan struct{} // closed when Close starts: no new work, no more waiting
-	stop    chan struct{} // closed when the grace period is over: cancel what runs
+	closing chan struct{}        // closed when Close starts: no new work, no more waiting
+	stop    chan struct{}        // closed when the grace period is over: cancel what runs
 	closed  bool
 	wg      sync.WaitGroup
 }
