@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -342,5 +343,64 @@ func TestGatewayNewKeepsTheSessionWhenMemoryFails(t *testing.T) {
 	}
 	if !kept {
 		t.Error("a failed /new dropped the conversation")
+	}
+}
+
+func TestGatewayWebhookMode(t *testing.T) {
+	listen := freeAddr(t)
+	h := startGateway(t, map[string]string{
+		"channels.telegram.mode":                 "webhook",
+		"channels.telegram.webhook.url":          "https://bot.example.com/tg/hook",
+		"channels.telegram.webhook.listen":       listen,
+		"channels.telegram.webhook.secret_token": "webhook-secret_123",
+	})
+	calls, err := h.tg.WaitCalls(waitCtx(t), "setWebhook", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls[0].Params["url"] != "https://bot.example.com/tg/hook" || calls[0].Params["secret_token"] != "webhook-secret_123" {
+		t.Errorf("setWebhook params = %v", calls[0].Params)
+	}
+	h.model.Script(openaitest.Reply{Text: "webhook answer"})
+	update := fmt.Sprintf(`{"update_id": 7001, "message": {"message_id": 5, "date": 1700000000,
+		"chat": {"id": %d, "type": "private"}, "from": {"id": %d, "is_bot": false, "first_name": "Ada"}, "text": "via webhook"}}`, owner, owner)
+	deadline := waitCtx(t)
+	post := func(secret string) int {
+		for {
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", "http://"+listen+"/tg/hook", strings.NewReader(update))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			// The listener may not be up yet: setWebhook is sent first.
+			select {
+			case <-deadline.Done():
+				t.Fatalf("webhook never answered: %v", err)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	if code := post("wrong"); code != http.StatusUnauthorized {
+		t.Errorf("a wrong secret got %d, want 401", code)
+	}
+	if code := post("webhook-secret_123"); code != http.StatusOK {
+		t.Fatalf("the update got %d, want 200", code)
+	}
+	// Telegram retries a delivery it is unsure of: the replay is answered once.
+	if code := post("webhook-secret_123"); code != http.StatusOK {
+		t.Fatalf("the replay got %d, want 200", code)
+	}
+	waitSentContaining(t, h.tg, owner, "webhook answer")
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.model.RequestCount(); n != 1 {
+		t.Errorf("%d model calls for one update delivered twice, want 1", n)
+	}
+	if len(h.tg.Calls("getUpdates")) != 0 {
+		t.Error("webhook mode polled getUpdates")
 	}
 }
