@@ -74,17 +74,19 @@ func keyLine(t *testing.T, data []byte, prefix string) int {
 // log is a plain buffer with nothing to wait on, so it is polled.
 func waitLogged(t *testing.T, logs *syncBuffer, parts ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.After(60 * time.Second)
 	for {
+		next := logs.next()
 		for _, l := range strings.Split(logs.String(), "\n") {
 			if containsAll(l, parts...) {
 				return l
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-next:
+		case <-deadline:
 			t.Fatalf("no log line contains %q within 60 s; logs:\n%s", parts, logs.String())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
