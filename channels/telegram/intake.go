@@ -248,7 +248,7 @@ func (c *Channel) serveWebhook(ctx context.Context) error {
 	go func() { served <- srv.Serve(ln) }()
 
 	c.registerWebhook(ctx)
-	<-ctx.Done()
+	c.heartbeat(ctx)
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutCtx) // waits for handlers recording updates
@@ -311,4 +311,24 @@ func (c *Channel) webhookHandler() http.Handler {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
+}
+
+// heartbeat calls getMe every Heartbeat until ctx ends. In webhook mode
+// Telegram calls us, so without it LastContact (and /readyz) would go stale
+// whenever nobody writes to the bot.
+func (c *Channel) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(c.cfg.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := c.bot.GetMe(callCtx); err != nil && ctx.Err() == nil {
+			c.log.Warn("telegram heartbeat", "err", c.scrub(err))
+		}
+		cancel()
+	}
 }

@@ -35,6 +35,7 @@ const (
 	defaultApprovalTimeout = 5 * time.Minute
 	defaultPollTimeout     = 25 * time.Second
 	defaultTypingInterval  = 4 * time.Second
+	defaultHeartbeat       = 30 * time.Second
 	defaultFlushTimeout    = 5 * time.Second
 )
 
@@ -69,6 +70,9 @@ type Config struct {
 
 	PollTimeout    time.Duration // getUpdates long-poll timeout; default 25 s
 	TypingInterval time.Duration // how often "typing" is repeated during a turn; default 4 s
+	// Heartbeat is how often webhook mode calls getMe, so LastContact stays
+	// fresh on a quiet bot as polling keeps it; default 30 s.
+	Heartbeat time.Duration
 }
 
 // Store is the durable inbox, outbox and small key-value state the channel
@@ -244,6 +248,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.TypingInterval <= 0 {
 		cfg.TypingInterval = defaultTypingInterval
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = defaultHeartbeat
 	}
 	return cfg
 }

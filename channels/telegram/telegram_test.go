@@ -692,6 +692,7 @@ func TestWebhookModeEndToEnd(t *testing.T) {
 		c.WebhookURL = "https://bot.example.org/hook"
 		c.WebhookListen = "127.0.0.1:0"
 		c.WebhookSecret = "the-secret"
+		c.Heartbeat = 10 * time.Millisecond
 	}})
 	calls := waitCalls(t, srv, "setWebhook", 1)
 	if calls[0].Params["secret_token"] != "the-secret" || calls[0].Params["url"] != "https://bot.example.org/hook" {
@@ -712,6 +713,11 @@ func TestWebhookModeEndToEnd(t *testing.T) {
 	if !strings.Contains(sent[0].Text, "echo: via webhook") {
 		t.Errorf("reply = %q", sent[0].Text)
 	}
+	// Nothing polls in webhook mode: the heartbeat keeps contact fresh.
+	before := h.ch.LastContact()
+	n := len(srv.Calls("getMe"))
+	waitCalls(t, srv, "getMe", n+2)
+	waitUntil(t, "the heartbeat refreshes LastContact", func() bool { return h.ch.LastContact().After(before) })
 }
 
 func approvalButton(t *testing.T, markupJSON, label string) string {
