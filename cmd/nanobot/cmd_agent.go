@@ -13,7 +13,6 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels/cli"
 	"github.com/nanobot-go/nanobot/config"
-	"github.com/nanobot-go/nanobot/safety"
 )
 
 // start loads the config and builds a runtime with its logger.
@@ -23,13 +22,13 @@ func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *ad
 		return nil, err
 	}
 	level := new(slog.LevelVar)
-	red := safety.NewRedactor(cfg.Secrets()...)
-	logger := newLogger(a.stderr, cfg.Log, level, red.Redact)
+	secrets := newLiveRedactor(cfg)
+	logger := newLogger(a.stderr, cfg.Log, level, secrets.Redact)
 	if quiet && level.Level() < slog.LevelWarn {
 		// A terminal chat keeps its output for the conversation.
 		level.Set(slog.LevelWarn)
 	}
-	return newRuntime(ctx, cfg, logger, level, metrics)
+	return newRuntime(ctx, cfg, logger, level, secrets, metrics)
 }
 
 func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {

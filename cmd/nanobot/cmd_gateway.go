@@ -155,10 +155,7 @@ func ready(ctx context.Context, rt *runtime, ch *telegram.Channel) error {
 type transcriber struct{ rt *runtime }
 
 func (t transcriber) Transcribe(ctx context.Context, filename string, audio []byte) (string, error) {
-	t.rt.mu.RLock()
-	p := t.rt.provider
-	t.rt.mu.RUnlock()
-	return p.Transcribe(ctx, filename, audio)
+	return t.rt.currentProvider().Transcribe(ctx, filename, audio)
 }
 
 // watchConfig applies edits of config.yaml while the gateway runs: it

@@ -110,16 +110,13 @@ func (a *app) memory(ctx context.Context, cfgPath string, args []string) error {
 }
 
 func memoryScope(cfg *config.Config, chat string) (string, error) {
-	if cfg.Memory.Scope != config.ScopeChat {
-		if chat != "" {
-			return "", usageError{"--chat only applies with memory.scope: chat (the memory is global)"}
-		}
-		return "global", nil
-	}
-	if chat == "" {
+	switch chatScope := cfg.Memory.Scope == config.ScopeChat; {
+	case !chatScope && chat != "":
+		return "", usageError{"--chat only applies with memory.scope: chat (the memory is global)"}
+	case chatScope && chat == "":
 		return "", usageError{"memory.scope is chat: pass --chat ID to choose whose memory"}
 	}
-	return memory.ChatScope(sessionOf(chat)), nil
+	return scopeOf(cfg, sessionOf(chat)), nil
 }
 
 var stamp = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\]\s*`)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nanobot-go/nanobot/admin"
@@ -28,18 +29,17 @@ type runtime struct {
 	loop    *agent.Loop
 	cons    *agent.Consolidator
 	metrics *admin.Metrics // nil outside the gateway
-	started time.Time
+	secrets *liveRedactor  // shared with the logger
 
 	mu       sync.RWMutex
 	cfg      *config.Config
 	provider *openai.Provider
-	redactor *safety.Redactor
 	approver tools.Approver
 	notify   func(ctx context.Context, session, text string)
 }
 
-// newRuntime opens the store and builds the loop. approver may be nil.
-func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, metrics *admin.Metrics) (*runtime, error) {
+// newRuntime opens the store and builds the loop. metrics may be nil.
+func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics) (*runtime, error) {
 	if err := os.MkdirAll(cfg.Agent.Workspace, 0o755); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -47,8 +47,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, started: time.Now(), cfg: cfg}
-	r.redactor = safety.NewRedactor(cfg.Secrets()...)
+	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg}
 	r.provider = r.newProvider(cfg)
 	toolset, err := r.tools(cfg)
 	if err != nil {
@@ -58,7 +57,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	r.loop = agent.New(r.provider, store, toolset, agentConfig(cfg),
 		agent.WithLogger(logger),
 		agent.WithMemory(memorySource{r}),
-		agent.WithRedactor(r.redact),
+		agent.WithRedactor(secrets.Redact),
 		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall}),
 	)
 	r.cons = agent.NewConsolidator(consolidationStore{store}, agent.ConsolidatorConfig{
@@ -101,18 +100,28 @@ func (r *runtime) config() *config.Config {
 	return r.cfg
 }
 
-func (r *runtime) currentProvider() agent.Provider {
+func (r *runtime) currentProvider() *openai.Provider {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.provider
 }
 
-func (r *runtime) redact(s string) string {
-	r.mu.RLock()
-	red := r.redactor
-	r.mu.RUnlock()
-	return red.Redact(s)
+// liveRedactor removes the secrets of the current config; a reload swaps
+// them, for the logger and the loop at once.
+type liveRedactor struct {
+	p atomic.Pointer[safety.Redactor]
 }
+
+func newLiveRedactor(cfg *config.Config) *liveRedactor {
+	l := &liveRedactor{}
+	l.set(cfg)
+	return l
+}
+
+func (l *liveRedactor) set(cfg *config.Config) { l.p.Store(safety.NewRedactor(cfg.Secrets()...)) }
+
+// Redact removes the secrets from s.
+func (l *liveRedactor) Redact(s string) string { return l.p.Load().Redact(s) }
 
 func (r *runtime) newProvider(cfg *config.Config) *openai.Provider {
 	return openai.New(openai.Config{
@@ -209,10 +218,8 @@ func (r *runtime) memoryTools(cfg *config.Config) tools.Memory {
 			t, _ := agent.TurnFrom(ctx)
 			return r.scope(t.Session)
 		},
-		Save: r.store.SetMemory,
-		Append: func(ctx context.Context, scope string, at time.Time, entry string) error {
-			return r.store.AppendHistory(ctx, scope, at, entry)
-		},
+		Save:   r.store.SetMemory,
+		Append: r.store.AppendHistory,
 		Search: func(ctx context.Context, scope, query string, limit int) ([]tools.HistoryHit, error) {
 			entries, err := r.store.SearchHistory(ctx, scope, query, limit)
 			if err != nil {
@@ -252,11 +259,14 @@ func (r *runtime) setApprover(ap tools.Approver) {
 }
 
 // scope is the memory scope of a session.
-func (r *runtime) scope(session string) string {
-	if r.config().Memory.Scope == config.ScopeChat {
+func (r *runtime) scope(session string) string { return scopeOf(r.config(), session) }
+
+// scopeOf is the memory scope of a session under cfg.
+func scopeOf(cfg *config.Config, session string) string {
+	if cfg.Memory.Scope == config.ScopeChat {
 		return memory.ChatScope(session)
 	}
-	return "global"
+	return memory.GlobalScope
 }
 
 // reconfigure applies a new config to turns that start from now on.
@@ -268,9 +278,9 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	r.mu.Lock()
 	r.cfg = cfg
 	r.provider = r.newProvider(cfg)
-	r.redactor = safety.NewRedactor(cfg.Secrets()...)
 	p := r.provider
 	r.mu.Unlock()
+	r.secrets.set(cfg)
 	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
 	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
 	r.level.Set(parseLevel(cfg.Log.Level))
