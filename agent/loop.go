@@ -248,7 +248,6 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn) (Result, error) {
 		for _, call := range reply.ToolCalls {
 			out := l.runTool(ctx, s, t, call)
 			res.ToolCalls++
-			log.Debug("tool call", "tool", call.Name, "bytes", len(out))
 			if err := l.record(ctx, t, &msgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: out}); err != nil {
 				return res, err
 			}
