@@ -82,13 +82,7 @@ func (c *call) cp() {
 	if tree {
 		srcAcc = accReadTree
 	}
-	var dest arg
-	if t, ok := hasOpt(opts, "t", "target-directory"); ok {
-		dest = t
-	} else if len(ops) > 0 {
-		dest = ops[len(ops)-1]
-		ops = ops[:len(ops)-1]
-	}
+	dest, ops := destination(opts, ops, 1)
 	for _, o := range ops {
 		c.scanOne(o, srcAcc)
 	}
@@ -100,13 +94,7 @@ func (c *call) cp() {
 func (c *call) mv() {
 	c.noPathScan = true
 	opts, ops := c.split(optSpec{short: "tS", long: []string{"target-directory", "suffix", "backup"}})
-	var dest arg
-	if t, ok := hasOpt(opts, "t", "target-directory"); ok {
-		dest = t
-	} else if len(ops) > 1 {
-		dest = ops[len(ops)-1]
-		ops = ops[:len(ops)-1]
-	}
+	dest, ops := destination(opts, ops, 2)
 	for _, o := range ops {
 		c.checkArg(o, accDelete)
 	}
@@ -176,13 +164,7 @@ func (c *call) install() {
 		}
 		return
 	}
-	var dest arg
-	if t, ok := hasOpt(opts, "t", "target-directory"); ok {
-		dest = t
-	} else if len(ops) > 1 {
-		dest = ops[len(ops)-1]
-		ops = ops[:len(ops)-1]
-	}
+	dest, ops := destination(opts, ops, 2)
 	for _, o := range ops {
 		c.scanOne(o, accRead)
 	}
@@ -667,4 +649,16 @@ func (c *call) disk() {
 
 func (c *call) stress() {
 	c.deny("resource_exhaustion", c.name+" loads the machine on purpose")
+}
+
+// destination splits the operands of cp, mv and install: the -t directory,
+// or else the last operand when there are at least min of them.
+func destination(opts []opt, ops []arg, min int) (arg, []arg) {
+	if t, ok := hasOpt(opts, "t", "target-directory"); ok {
+		return t, ops
+	}
+	if len(ops) >= min {
+		return ops[len(ops)-1], ops[:len(ops)-1]
+	}
+	return arg{}, ops
 }
