@@ -261,3 +261,18 @@ func int64Args(ids []int64) []any {
 	}
 	return args
 }
+
+// FTS5 reports whether the linked SQLite library has FTS5 (builds with
+// -tags sqlite_fts5); without it HISTORY search falls back to FTS4.
+func FTS5() bool {
+	db, err := sql.Open("sqlite3", ":memory:")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var ok bool
+	if err := db.QueryRow(`SELECT sqlite_compileoption_used('ENABLE_FTS5')`).Scan(&ok); err != nil {
+		return false
+	}
+	return ok
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -32,14 +31,13 @@ func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *ad
 }
 
 func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
-	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlags("agent", a.stderr)
 	var message, session string
 	fs.StringVar(&message, "m", "", "answer this message and exit")
 	fs.StringVar(&message, "message", "", "same as -m")
 	fs.StringVar(&session, "session", "cli:default", "session name")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("agent: unexpected argument %q (quote the message and pass it with -m)", fs.Arg(0))}

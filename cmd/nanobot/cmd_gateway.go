@@ -77,7 +77,6 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 			rt.close(time.Second)
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
 		}
-		log.Info("admin endpoint listening", "addr", srv.Addr())
 	}
 
 	var wg sync.WaitGroup

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,22 +15,6 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
 )
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments, and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError{err.Error()}
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
 
 const memoryUsage = "usage: nanobot memory show|history|edit|export DIR|import DIR [--chat ID]"
 

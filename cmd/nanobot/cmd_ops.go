@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -18,19 +16,6 @@ import (
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
 )
-
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	return nil
-}
 
 // configCmd is `nanobot config check [FILE]`.
 func (a *app) configCmd(_ context.Context, cfgPath string, args []string) error {

@@ -110,7 +110,7 @@ func (h *gatewayHarness) start() {
 	h.cancel = cancel
 	h.done = make(chan error, 1)
 	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }}
-	go func() { h.done <- a.run(ctx, []string{"-c", h.cfg, "gateway", "--reload-interval", "50ms"}) }()
+	go func() { h.done <- a.run(ctx, []string{"gateway", "-c", h.cfg, "--reload-interval", "50ms"}) }()
 }
 
 // stop shuts the gateway down as SIGTERM would and returns run's error.

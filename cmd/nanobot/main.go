@@ -16,8 +16,12 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 )
 
-// version is stamped at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version (and, where the build has no VCS information, commit) are
+// stamped at build time with -ldflags "-X main.version=... -X main.commit=...".
+var (
+	version = "dev"
+	commit  = ""
+)
 
 // Exit codes: 78 (EX_CONFIG) tells supervisors that restarting will not
 // help until the configuration is fixed.
@@ -91,9 +95,11 @@ Commands:
   usage [--since 7d]                 print token usage per chat and day
   health [--ready] [--addr HOST:PORT]
                                      probe the admin endpoint of a running gateway
-  version                            print the version
+  version                            print the version, commit, Go version and FTS5 support
+  help [COMMAND]                     print this, or the usage of one command
 
-The config file is ./config.yaml unless -c/--config or NANOBOT_CONFIG says otherwise.
+The config file is ./config.yaml unless -c/--config (before or after the command) or
+NANOBOT_CONFIG says otherwise. "nanobot COMMAND --help" shows the flags of a command.
 `
 
 func (a *app) run(ctx context.Context, args []string) error {
@@ -101,25 +107,26 @@ func (a *app) run(ctx context.Context, args []string) error {
 	if cfgPath == "" {
 		cfgPath = "config.yaml"
 	}
-	for len(args) > 0 {
-		switch {
-		case args[0] == "-c" || args[0] == "--config" || args[0] == "-config":
-			if len(args) < 2 {
-				return usageError{"-c needs a file name"}
-			}
-			cfgPath, args = args[1], args[2:]
-			continue
-		case len(args[0]) > 9 && args[0][:9] == "--config=":
-			cfgPath, args = args[0][9:], args[1:]
-			continue
-		}
-		break
+	cfgPath, args, err := configFlag(cfgPath, args)
+	if err != nil {
+		return err
 	}
 	if len(args) == 0 {
 		fmt.Fprint(a.stderr, usageText)
 		return usageError{"no command given"}
 	}
 	cmd, rest := args[0], args[1:]
+	if wantsHelp(rest) {
+		return a.help(cmd)
+	}
+	err = a.dispatch(ctx, cmd, cfgPath, rest)
+	if errors.Is(err, errHelp) {
+		return a.help(cmd)
+	}
+	return err
+}
+
+func (a *app) dispatch(ctx context.Context, cmd, cfgPath string, rest []string) error {
 	switch cmd {
 	case "agent":
 		return a.agent(ctx, cfgPath, rest)
@@ -142,9 +149,12 @@ func (a *app) run(ctx context.Context, args []string) error {
 	case "health":
 		return a.health(ctx, cfgPath, rest)
 	case "version", "--version", "-v":
-		fmt.Fprintln(a.stdout, "nanobot", version)
+		a.printVersion()
 		return nil
-	case "help", "-h", "--help":
+	case "help", "-h", "--help", "-help":
+		if len(rest) > 0 {
+			return a.help(rest[0])
+		}
 		fmt.Fprint(a.stdout, usageText)
 		return nil
 	default:

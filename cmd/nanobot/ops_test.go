@@ -254,6 +254,9 @@ func TestGatewayAdminEndpoint(t *testing.T) {
 
 	waitHTTPStatus(t, base+"/healthz", http.StatusOK)
 	waitHTTPStatus(t, base+"/readyz", http.StatusOK)
+	if n := strings.Count(h.logs.String(), "admin endpoint listening"); n != 1 {
+		t.Errorf("the log says %d times that the admin endpoint listens, want once", n)
+	}
 	if r := runCLI(t.Context(), "", "health", "--addr", addr); r.code != 0 {
 		t.Errorf("health = %d %q %q, want 0", r.code, r.stdout, r.stderr)
 	}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/nanobot-go/nanobot/memory"
+)
+
+// errHelp is a command's answer to -h or --help: its usage goes to stdout
+// and the process exits 0.
+var errHelp = errors.New("help requested")
+
+// configFlag takes -c FILE, --config FILE and --config=FILE out of args,
+// wherever they stand before a "--", so the config can be named before or
+// after the command. The last one wins.
+func configFlag(path string, args []string) (string, []string, error) {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if !strings.HasPrefix(arg, "-") || (name != "c" && name != "config") {
+			out = append(out, arg)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return "", nil, usageError{arg + " needs a file name"}
+			}
+			i++
+			value = args[i]
+		}
+		if value == "" {
+			return "", nil, usageError{arg + " needs a file name"}
+		}
+		path = value
+	}
+	return path, out, nil
+}
+
+// wantsHelp reports a -h or --help among a command's arguments (before "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// help prints the usage of cmd on stdout.
+func (a *app) help(cmd string) error {
+	text, ok := commandHelp[cmd]
+	if !ok {
+		fmt.Fprint(a.stderr, usageText)
+		return usageError{fmt.Sprintf("unknown command %q", cmd)}
+	}
+	fmt.Fprintf(a.stdout, "Usage: nanobot [-c config.yaml] %s\n\nThe config file is ./config.yaml unless -c/--config (before or after the command) or NANOBOT_CONFIG says otherwise.\n", strings.TrimLeft(text, "\n"))
+	return nil
+}
+
+// commandHelp is each command's usage: its synopsis line, a blank line,
+// what it does and its flags.
+var commandHelp = map[string]string{
+	"agent": `agent [-m TEXT] [--session NAME]
+
+Chat with the assistant in the terminal (Ctrl-D quits), or answer one message and exit.
+
+  -m, --message TEXT   answer this message and exit
+  --session NAME       the conversation to use (default cli:default)
+`,
+	"gateway": `gateway [--reload-interval 1s]
+
+Run the daemon: Telegram, the admin endpoint and live config reloads, until SIGINT or SIGTERM.
+
+  --reload-interval D  how often config.yaml is checked for edits (default 1s)
+`,
+	"onboard": `onboard [--dir DIR] [--force] [--non-interactive] [--telegram-token T] [--base-url URL] [--model M] [--api-key K] [--owner ID]
+
+Create config.yaml, the workspace and the data directory. Secrets taken from the environment stay ${VAR} references.
+`,
+	"status": `status
+
+Show the effective setup and what is missing.
+`,
+	"config": `config check [FILE]
+
+Validate a config file and print the effective configuration, secrets redacted.
+`,
+	"memory": `memory show|history|edit|export DIR|import DIR [--chat ID] [--search TEXT] [--limit N]
+
+Inspect and edit long-term memory: MEMORY (show, edit), HISTORY (history), or move both to and from a
+nanobot workspace folder (export, import).
+
+  --chat ID       whose memory, under memory.scope: chat
+  --search TEXT   history: only entries matching this text
+  --limit N       history: at most this many entries (default 20)
+`,
+	"safety": `safety check [COMMAND ...]
+
+Judge shell commands with the loaded policy (from standard input, one a line, when none are given).
+`,
+	"audit": `audit [--since 24h] [--denied] [--chat ID] [--limit N]
+
+Print the tool-call audit trail.
+`,
+	"usage": `usage [--since 7d]
+
+Print token usage per chat and day.
+`,
+	"health": `health [--ready] [--addr HOST:PORT]
+
+Probe the admin endpoint of a running gateway: liveness, or readiness with --ready.
+`,
+	"version": `version
+
+Print the version, the commit, the Go version and whether full-text search uses FTS5.
+`,
+	"help": `help [COMMAND]
+
+Print the usage of nanobot or of one command.
+`,
+}
+
+// printVersion prints the version, the commit, the Go version and the
+// search index this build gives HISTORY.
+func (a *app) printVersion() {
+	rev, modified := commit, false
+	goVersion := "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		goVersion = info.GoVersion
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified {
+		rev += "+dirty"
+	}
+	fts := "no (HISTORY search uses FTS4; build with -tags sqlite_fts5)"
+	if memory.FTS5() {
+		fts = "yes"
+	}
+	fmt.Fprintf(a.stdout, "nanobot %s\ncommit: %s\ngo: %s\nfts5: %s\n", version, rev, goVersion, fts)
+}
+
+func newFlags(name string, _ io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	// Errors come back as usageError and help as errHelp; the flag
+	// package prints nothing itself.
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return flagError(fs, err)
+	}
+	return nil
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments, and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, flagError(fs, err)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func flagError(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return errHelp
+	}
+	cmd, _, _ := strings.Cut(fs.Name(), " ")
+	return usageError{fmt.Sprintf("%s: %v (see nanobot %s --help)", fs.Name(), err, cmd)}
+}

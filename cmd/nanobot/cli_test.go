@@ -1,0 +1,121 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
+	"github.com/nanobot-go/nanobot/memory"
+)
+
+func TestConfigFlagAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantPath string
+		wantRest []string
+	}{
+		{"before", []string{"-c", "a.yaml", "gateway"}, "a.yaml", []string{"gateway"}},
+		{"after", []string{"gateway", "-c", "a.yaml"}, "a.yaml", []string{"gateway"}},
+		{"long after", []string{"agent", "--config", "a.yaml", "-m", "hi"}, "a.yaml", []string{"agent", "-m", "hi"}},
+		{"equals", []string{"agent", "-m", "hi", "--config=a.yaml"}, "a.yaml", []string{"agent", "-m", "hi"}},
+		{"single dash equals", []string{"-config=a.yaml", "status"}, "a.yaml", []string{"status"}},
+		{"last wins", []string{"-c", "a.yaml", "status", "-c", "b.yaml"}, "b.yaml", []string{"status"}},
+		{"none", []string{"status"}, "config.yaml", []string{"status"}},
+		{"after --", []string{"safety", "check", "--", "-c", "x"}, "config.yaml", []string{"safety", "check", "--", "-c", "x"}},
+		{"other flags kept", []string{"memory", "history", "--chat", "42"}, "config.yaml", []string{"memory", "history", "--chat", "42"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, rest, err := configFlag("config.yaml", tc.args)
+			if err != nil {
+				t.Fatalf("configFlag(%q): %v", tc.args, err)
+			}
+			if path != tc.wantPath || !slices.Equal(rest, tc.wantRest) {
+				t.Errorf("configFlag(%q) = %q %q, want %q %q", tc.args, path, rest, tc.wantPath, tc.wantRest)
+			}
+		})
+	}
+	for _, args := range [][]string{{"gateway", "-c"}, {"--config="}, {"status", "--config"}} {
+		if _, _, err := configFlag("config.yaml", args); err == nil {
+			t.Errorf("configFlag(%q) = nil error, want one", args)
+		}
+	}
+}
+
+// The forms a new user types: the config named after the command.
+func TestConfigAfterCommand(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	for _, args := range [][]string{
+		{"agent", "-c", cfg, "-m", "hi"},
+		{"agent", "-m", "hi", "--config", cfg},
+		{"agent", "--config=" + cfg, "-m", "hi"},
+	} {
+		stub.Script(openaitest.Reply{Text: "hello there"})
+		r := runCLI(t.Context(), "", args...)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "hello there" {
+			t.Errorf("nanobot %q = %d %q, stderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := runCLI(t.Context(), "", "status", "-c", cfg); r.code != 0 || !strings.Contains(r.stdout, cfg) {
+		t.Errorf("status -c = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"gateway", "-h"}, {"gateway", "--help"}, {"agent", "-m", "x", "--help"}, {"help", "gateway"},
+		{"memory", "--help"}, {"safety", "check", "-h"}, {"config", "--help"}, {"status", "-help"},
+	} {
+		r := runCLI(t.Context(), "", args...)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: nanobot") || r.stderr != "" {
+			t.Errorf("nanobot %q = %d, stdout %q, stderr %q; want usage on stdout and exit 0", args, r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, args[0]) && args[0] != "help" {
+			t.Errorf("nanobot %q printed the usage of another command:\n%s", args, r.stdout)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		if r := runCLI(t.Context(), "", args...); r.code != 0 || !strings.Contains(r.stdout, "Commands:") {
+			t.Errorf("nanobot %q = %d %q", args, r.code, r.stdout)
+		}
+	}
+	if r := runCLI(t.Context(), "", "help", "fly"); r.code != exitUsage {
+		t.Errorf("help fly: exit %d, want %d", r.code, exitUsage)
+	}
+	r := runCLI(t.Context(), "", "agent", "--bogus")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "flag provided but not defined: -bogus") || !strings.Contains(r.stderr, "nanobot agent --help") {
+		t.Errorf("agent --bogus = %d %q", r.code, r.stderr)
+	}
+}
+
+// Every command in the overview has its own help.
+func TestEveryCommandHasHelp(t *testing.T) {
+	_, commands, _ := strings.Cut(usageText, "Commands:")
+	for _, line := range strings.Split(commands, "\n") {
+		if !strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "   ") {
+			continue
+		}
+		cmd := strings.Fields(line)[0]
+		if _, ok := commandHelp[cmd]; !ok {
+			t.Errorf("command %q is listed but has no help", cmd)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := runCLI(t.Context(), "", "version")
+	if r.code != 0 {
+		t.Fatalf("version: exit %d, %q", r.code, r.stderr)
+	}
+	fts := "fts5: no"
+	if memory.FTS5() {
+		fts = "fts5: yes"
+	}
+	for _, want := range []string{"nanobot ", "commit: ", "go: go1.", fts} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("version output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
