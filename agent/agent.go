@@ -99,8 +99,36 @@ type History interface {
 	// Recent returns at most limit of the session's newest live messages,
 	// oldest first, starting at a user message.
 	Recent(ctx context.Context, session string, limit int) ([]Message, error)
-	// Append persists messages at the end of the session.
-	Append(ctx context.Context, session string, msgs ...Message) error
+	// Commit makes one record of turn t durable, all of it or nothing.
+	Commit(ctx context.Context, t Turn, r Record) error
+}
+
+// Record is what one durable write of a turn holds: the messages since the
+// previous record and the audit events of the tool calls they close.
+//
+// A turn writes a record before it runs tools (so a restart never runs a
+// call again) and one when it ends (Last). Its first record starts with the
+// user message: a History links the turn's Inbox to that message, and the
+// Last record closes the Inbox and queues the answer in the same write, so
+// after a crash the inbound items say exactly how far their turn got.
+type Record struct {
+	Messages []Message
+	Events   []ToolEvent
+	// Last marks the turn's final record; its last message, when it is an
+	// assistant message without tool calls, is the answer.
+	Last bool
+}
+
+// Answer returns the answer a Last record carries ("" when none).
+func (r Record) Answer() string {
+	if !r.Last || len(r.Messages) == 0 {
+		return ""
+	}
+	m := r.Messages[len(r.Messages)-1]
+	if m.Role != RoleAssistant || len(m.ToolCalls) > 0 {
+		return ""
+	}
+	return m.Content
 }
 
 // Turn identifies one run of the loop: who asked, in which conversation.
@@ -112,6 +140,11 @@ type Turn struct {
 	// SenderID and SenderName identify the person who wrote the message.
 	SenderID   string
 	SenderName string
+	// Inbox lists the channel's inbound records this turn answers (none for
+	// a terminal chat), and ReplyTo the channel's id of the message the
+	// answer replies to (0: none).
+	Inbox   []int64
+	ReplyTo int64
 }
 
 type turnKey struct{}

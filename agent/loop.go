@@ -146,44 +146,39 @@ func (l *Loop) current() setup {
 	return l.setup
 }
 
-// Run answers one user message: it records the message, then calls the
-// model and its tools until there is an answer or a limit is reached.
-// When the model cannot be reached, Result.Text still holds an honest
-// sentence for the user and the error says why.
+// Run answers one user message: it calls the model and its tools until
+// there is an answer or a limit is reached. The message is recorded with
+// the model's first reply, in one write. When the model cannot be reached,
+// Result.Text still holds an honest sentence for the user and the error
+// says why.
 func (l *Loop) Run(ctx context.Context, t Turn, in Message) (Result, error) {
 	in.Role = RoleUser
 	if in.CreatedAt.IsZero() {
 		in.CreatedAt = l.now()
 	}
-	if err := l.history.Append(ctx, t.Session, in); err != nil {
-		return Result{}, fmt.Errorf("record user message: %w", err)
-	}
-	return l.continueTurn(ctx, t)
+	return l.continueTurn(ctx, t, []Message{in}, nil)
 }
 
-// Resume finishes a turn that a crash interrupted. It never re-runs a tool
-// call: calls without a recorded result are closed with an error result.
-// If the session already ends with an answer, that answer is returned.
+// Resume finishes a turn that a crash interrupted, from what its records
+// hold. It never re-runs a tool call: calls without a recorded result are
+// closed with an error result.
 func (l *Loop) Resume(ctx context.Context, t Turn) (Result, error) {
 	s := l.current()
 	msgs, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
 	if err != nil {
 		return Result{}, fmt.Errorf("read session: %w", err)
 	}
-	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleAssistant && len(msgs[n-1].ToolCalls) == 0 {
-		return Result{Text: msgs[n-1].Content, Stop: StopAnswered}, nil
+	repair, events := interrupted(t, msgs, l.now())
+	for i := range events {
+		events[i].Args = l.redact(events[i].Args)
 	}
-	if repair := interrupted(msgs, l.now()); len(repair) > 0 {
-		if err := l.history.Append(ctx, t.Session, repair...); err != nil {
-			return Result{}, fmt.Errorf("record interrupted calls: %w", err)
-		}
-	}
-	return l.continueTurn(ctx, t)
+	return l.continueTurn(ctx, t, repair, events)
 }
 
 // interrupted returns results for the tool calls of the last assistant
-// message that have none: the first may have run, the others did not.
-func interrupted(msgs []Message, now time.Time) []Message {
+// message that have none, with their audit events. The calls ran, or some
+// of them did: their results were to be recorded with the next reply.
+func interrupted(t Turn, msgs []Message, now time.Time) ([]Message, []ToolEvent) {
 	last := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == RoleAssistant {
@@ -192,7 +187,7 @@ func interrupted(msgs []Message, now time.Time) []Message {
 		}
 	}
 	if last < 0 || len(msgs[last].ToolCalls) == 0 {
-		return nil
+		return nil, nil
 	}
 	done := make(map[string]bool)
 	for _, m := range msgs[last+1:] {
@@ -200,27 +195,40 @@ func interrupted(msgs []Message, now time.Time) []Message {
 			done[m.ToolCallID] = true
 		}
 	}
+	const text = "Error: interrupted by a restart; the call may or may not have run, and its output is lost. Check before running it again."
 	var out []Message
+	var events []ToolEvent
 	for _, c := range msgs[last].ToolCalls {
 		if done[c.ID] {
 			continue
 		}
-		text := "Error: interrupted by a restart; outcome unknown"
-		if len(out) > 0 {
-			text = "Error: not run: interrupted by a restart"
-		}
 		out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text, CreatedAt: now})
+		events = append(events, ToolEvent{Turn: t, Tool: c.Name, Args: c.Arguments, Result: text, Failed: true,
+			Verdict: "unknown", Reason: "interrupted by a restart"})
 	}
-	return out
+	return out, events
 }
 
-func (l *Loop) continueTurn(ctx context.Context, t Turn) (Result, error) {
+// turnState is a running turn's conversation and what of it is not yet
+// recorded.
+type turnState struct {
+	msgs    []Message // what the model sees: the window and the turn so far
+	pending []Message // the tail of msgs since the last record
+	events  []ToolEvent
+}
+
+func (st *turnState) add(m Message) {
+	st.msgs = append(st.msgs, m)
+	st.pending = append(st.pending, m)
+}
+
+func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, events []ToolEvent) (Result, error) {
 	s := l.current()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TurnTimeout)
 	defer cancel()
 	log := l.logger.With("turn_id", t.ID, "session", t.Session)
 
-	msgs, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
+	window, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
 	if err != nil {
 		return Result{}, fmt.Errorf("read session: %w", err)
 	}
@@ -228,58 +236,77 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	st := &turnState{msgs: append(window, pending...), pending: pending, events: events}
 
 	var res Result
 	var repeats loopDetector
 	for res.Iterations < s.cfg.MaxIterations {
-		req := Request{Messages: fit(system, msgs, s.specs, s.cfg), Tools: s.specs}
+		req := Request{Messages: fit(system, st.msgs, s.specs, s.cfg), Tools: s.specs}
 		reply, err := l.complete(ctx, s, t, req, &res)
 		if err != nil {
-			return l.failed(ctx, s, t, msgs, system, &res, err)
+			return l.failed(ctx, s, t, st, system, &res, err)
 		}
 		res.Iterations++
-		if err := l.record(ctx, t, &msgs, reply); err != nil {
-			return res, err
-		}
+		l.add(st, reply)
 		if len(reply.ToolCalls) == 0 {
 			res.Text, res.Stop = reply.Content, StopAnswered
-			return res, nil
+			return res, l.commit(ctx, t, st, true)
+		}
+		// The calls are on record before any of them runs.
+		if err := l.commit(ctx, t, st, false); err != nil {
+			return res, err
 		}
 		for _, call := range reply.ToolCalls {
-			out := l.runTool(ctx, s, t, call)
+			out, ev := l.runTool(ctx, s, t, call)
 			res.ToolCalls++
-			if err := l.record(ctx, t, &msgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: out}); err != nil {
-				return res, err
-			}
+			l.add(st, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: out})
+			st.events = append(st.events, ev)
 			repeats.add(call, out)
 		}
 		if ctx.Err() != nil {
-			return l.failed(ctx, s, t, msgs, system, &res, ctx.Err())
+			return l.failed(ctx, s, t, st, system, &res, ctx.Err())
 		}
 		if repeats.looping() {
 			log.Warn("tool loop detected", "tool", reply.ToolCalls[0].Name)
-			return l.wrapUp(ctx, s, t, msgs, system, &res, StopLoop,
+			return l.wrapUp(ctx, s, t, st, system, &res, StopLoop,
 				"You have called the same tool with the same arguments and got the same result three times in a row, so this turn is being stopped.")
 		}
 		if s.cfg.ReflectionPrompt != "" {
-			if err := l.record(ctx, t, &msgs, Message{Role: RoleUser, Content: s.cfg.ReflectionPrompt}); err != nil {
-				return res, err
-			}
+			l.add(st, Message{Role: RoleUser, Content: s.cfg.ReflectionPrompt})
 		}
 	}
 	log.Info("max iterations reached", "iterations", res.Iterations)
-	return l.wrapUp(ctx, s, t, msgs, system, &res, StopLimit,
+	return l.wrapUp(ctx, s, t, st, system, &res, StopLimit,
 		fmt.Sprintf("You have used all %d steps of this turn.", s.cfg.MaxIterations))
 }
 
-// record persists m and appends it to the turn's messages.
-func (l *Loop) record(ctx context.Context, t Turn, msgs *[]Message, m Message) error {
+// add stamps m and appends it to the turn, to be recorded with the next
+// commit.
+func (l *Loop) add(st *turnState, m Message) {
 	m.CreatedAt = l.now()
-	if err := l.history.Append(ctx, t.Session, m); err != nil {
-		return fmt.Errorf("record %s message: %w", m.Role, err)
+	st.add(m)
+}
+
+// commit records what the turn has not recorded yet as one write.
+func (l *Loop) commit(ctx context.Context, t Turn, st *turnState, last bool) error {
+	if len(st.pending) == 0 && len(st.events) == 0 && !last {
+		return nil
 	}
-	*msgs = append(*msgs, m)
+	if err := l.history.Commit(ctx, t, Record{Messages: st.pending, Events: st.events, Last: last}); err != nil {
+		return fmt.Errorf("record turn: %w", err)
+	}
+	st.pending, st.events = nil, nil
 	return nil
+}
+
+// keep records what an ending turn still holds, even when its context is
+// gone: the user's message and the results of calls that ran stay on record.
+func (l *Loop) keep(ctx context.Context, t Turn, st *turnState) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := l.commit(ctx, t, st, false); err != nil {
+		l.logger.Error("record interrupted turn", "turn_id", t.ID, "err", err)
+	}
 }
 
 func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *Result) (Message, error) {
@@ -300,12 +327,13 @@ func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *
 
 // wrapUp makes one last call without tools so the model tells the user
 // what it did and what is left.
-func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, msgs []Message, system string, res *Result, why StopReason, reason string) (Result, error) {
+func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, st *turnState, system string, res *Result, why StopReason, reason string) (Result, error) {
 	res.Stop = why
 	if err := ctx.Err(); err != nil {
 		// Only the turn's own deadline earns a summary; a cancelled turn
 		// (stopped by the user, or the daemon shutting down) ends here.
 		if !errors.Is(err, context.DeadlineExceeded) {
+			l.keep(ctx, t, st)
 			return *res, fmt.Errorf("turn interrupted: %w", err)
 		}
 		var cancel context.CancelFunc
@@ -313,24 +341,23 @@ func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, msgs []Message, syst
 		defer cancel()
 	}
 	ask := Message{Role: RoleUser, Content: reason + " Do not call any tools. Tell the user plainly what you have done so far, what is not done, and what they could do next."}
-	req := Request{Messages: append(fit(system, msgs, nil, s.cfg), ask)}
+	req := Request{Messages: append(fit(system, st.msgs, nil, s.cfg), ask)}
 	reply, err := l.complete(ctx, s, t, req, res)
 	if err != nil || strings.TrimSpace(reply.Content) == "" {
 		res.Text = stoppedText(why, res, s.cfg.MaxIterations)
 	} else {
 		res.Text = reply.Content
 	}
-	if err := l.record(ctx, t, &msgs, Message{Role: RoleAssistant, Content: res.Text, Usage: reply.Usage}); err != nil {
-		return *res, err
-	}
-	return *res, nil
+	l.add(st, Message{Role: RoleAssistant, Content: res.Text, Usage: reply.Usage})
+	return *res, l.commit(ctx, t, st, true)
 }
 
 // failed ends a turn whose model call failed or whose deadline passed.
-func (l *Loop) failed(ctx context.Context, s setup, t Turn, msgs []Message, system string, res *Result, err error) (Result, error) {
+func (l *Loop) failed(ctx context.Context, s setup, t Turn, st *turnState, system string, res *Result, err error) (Result, error) {
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && res.Iterations > 0 {
-		return l.wrapUp(ctx, s, t, msgs, system, res, StopTimeout, "The time for this turn is up.")
+		return l.wrapUp(ctx, s, t, st, system, res, StopTimeout, "The time for this turn is up.")
 	}
+	l.keep(ctx, t, st)
 	if ctx.Err() != nil {
 		return *res, fmt.Errorf("turn interrupted: %w", ctx.Err())
 	}
@@ -364,7 +391,7 @@ func unavailableText(err error, res *Result) string {
 
 // runTool runs one call and turns every failure into a result the model
 // can read. It never panics.
-func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out string) {
+func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out string, event ToolEvent) {
 	ev := &ToolEvent{Turn: t, Tool: call.Name, Args: l.redact(call.Arguments)}
 	start := time.Now()
 	defer func() {
@@ -378,6 +405,7 @@ func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out
 		if l.hooks.ToolCall != nil {
 			l.hooks.ToolCall(ctx, *ev)
 		}
+		event = *ev
 	}()
 
 	tool, ok := s.tools[call.Name]
@@ -387,20 +415,20 @@ func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(names, ", "))
+		return fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(names, ", ")), event
 	}
 	args := json.RawMessage(call.Arguments)
 	if strings.TrimSpace(call.Arguments) == "" {
 		args = json.RawMessage("{}")
 	}
 	if !json.Valid(args) {
-		return "Error: the arguments are not valid JSON; send a JSON object that matches the tool's schema"
+		return "Error: the arguments are not valid JSON; send a JSON object that matches the tool's schema", event
 	}
 	text, err := tool.Run(WithEvent(WithTurn(ctx, t), ev), args)
 	if err != nil {
-		return Truncate(l.redact("Error: "+err.Error()), s.cfg.MaxToolOutput)
+		return Truncate(l.redact("Error: "+err.Error()), s.cfg.MaxToolOutput), event
 	}
-	return Truncate(l.redact(text), s.cfg.MaxToolOutput)
+	return Truncate(l.redact(text), s.cfg.MaxToolOutput), event
 }
 
 // loopDetector notices the same call with the same result three times in

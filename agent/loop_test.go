@@ -63,8 +63,10 @@ func calls(cs ...agent.ToolCall) agent.Response {
 
 // memHistory is an in-memory agent.History with the store's semantics.
 type memHistory struct {
-	mu   sync.Mutex
-	msgs map[string][]agent.Message
+	mu      sync.Mutex
+	msgs    map[string][]agent.Message
+	records []agent.Record
+	fail    error // returned by Commit when set
 }
 
 func newHistory() *memHistory { return &memHistory{msgs: make(map[string][]agent.Message)} }
@@ -74,6 +76,23 @@ func (h *memHistory) Append(_ context.Context, session string, msgs ...agent.Mes
 	defer h.mu.Unlock()
 	h.msgs[session] = append(h.msgs[session], msgs...)
 	return nil
+}
+
+func (h *memHistory) Commit(ctx context.Context, t agent.Turn, r agent.Record) error {
+	h.mu.Lock()
+	if h.fail != nil {
+		h.mu.Unlock()
+		return h.fail
+	}
+	h.records = append(h.records, r)
+	h.mu.Unlock()
+	return h.Append(ctx, t.Session, r.Messages...)
+}
+
+func (h *memHistory) recs() []agent.Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]agent.Record(nil), h.records...)
 }
 
 func (h *memHistory) Recent(_ context.Context, session string, limit int) ([]agent.Message, error) {
@@ -302,21 +321,88 @@ func TestResumeClosesInterruptedCalls(t *testing.T) {
 		t.Errorf("tool ran %d times during resume; want 0", tool.runs)
 	}
 	all := h.all(turn.Session)
-	if all[2].Content != "Error: interrupted by a restart; outcome unknown" || all[2].ToolCallID != "a" ||
-		all[3].Content != "Error: not run: interrupted by a restart" || all[3].ToolCallID != "b" {
-		t.Errorf("repairs = %+v", all[2:4])
+	for i, id := range []string{"a", "b"} {
+		if m := all[2+i]; m.ToolCallID != id || !strings.HasPrefix(m.Content, "Error: interrupted by a restart; the call may or may not have run") {
+			t.Errorf("repair %d = %+v", i, m)
+		}
+	}
+	recs := h.recs()
+	if len(recs) != 1 || !recs[0].Last || len(recs[0].Events) != 2 || recs[0].Events[0].Verdict != "unknown" {
+		t.Errorf("records = %+v, want one last record with two audit events of unknown outcome", recs)
+	}
+	if req := p.reqs()[0].Messages; req[len(req)-1].ToolCallID != "b" {
+		t.Errorf("the resumed request ends with %+v, want the repaired results", req[len(req)-1])
 	}
 }
 
-func TestResumeReturnsRecordedAnswer(t *testing.T) {
+// Each record is one write: the user message with the first reply, then
+// one per tool round, and the last carries the answer.
+func TestRecords(t *testing.T) {
+	call := func(id string) agent.ToolCall {
+		return agent.ToolCall{ID: id, Name: "echo", Arguments: `{"text":"` + id + `"}`}
+	}
+	p := &script{replies: []agent.Response{calls(call("1"), call("2")), calls(call("3")), text("done")}}
 	h := newHistory()
-	h.Append(t.Context(), turn.Session,
-		agent.Message{Role: agent.RoleUser, Content: "hi"},
-		agent.Message{Role: agent.RoleAssistant, Content: "already answered"})
-	p := &script{}
-	res, err := newLoop(p, h).Resume(t.Context(), turn)
-	if err != nil || res.Text != "already answered" || len(p.reqs()) != 0 {
-		t.Fatalf("Resume = %+v, %v, %d requests", res, err, len(p.reqs()))
+	if _, err := newLoop(p, h, &echoTool{}).Run(t.Context(), turn, agent.Message{Content: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	roles := func(r agent.Record) string {
+		var b strings.Builder
+		for _, m := range r.Messages {
+			b.WriteString(string(m.Role)[:1])
+		}
+		return b.String()
+	}
+	recs := h.recs()
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%s/%d/%v", roles(r), len(r.Events), r.Last))
+	}
+	// u: user, a: assistant, t: tool result; the reflection prompt is a user message.
+	want := []string{"ua/0/false", "ttua/2/false", "tua/1/true"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("records = %v, want %v", got, want)
+	}
+	if a := recs[len(recs)-1].Answer(); a != "done" {
+		t.Errorf("last record's answer = %q, want done", a)
+	}
+}
+
+// A failed model call keeps the user's message and the results of calls
+// that ran on record; the answer is the honest sentence, not recorded.
+func TestFailureKeepsWhatRan(t *testing.T) {
+	p := &script{replies: []agent.Response{calls(agent.ToolCall{ID: "1", Name: "echo", Arguments: `{"text":"x"}`})}, errs: []error{nil, userError{}}}
+	h := newHistory()
+	res, err := newLoop(p, h, &echoTool{}).Run(t.Context(), turn, agent.Message{Content: "go"})
+	if err == nil || res.Stop != agent.StopFailed {
+		t.Fatalf("Run = %+v, %v; want a failure", res, err)
+	}
+	all := h.all(turn.Session)
+	if len(all) != 4 || all[0].Content != "go" || all[2].Content != "echo: x" {
+		t.Errorf("session = %+v, want the message, the call, its result and the reflection", all)
+	}
+	for _, r := range h.recs() {
+		if r.Last {
+			t.Errorf("a failed turn wrote a last record: %+v", r)
+		}
+	}
+
+	h = newHistory()
+	p = &script{errs: []error{userError{}}}
+	if _, err := newLoop(p, h).Run(t.Context(), turn, agent.Message{Content: "first"}); err == nil {
+		t.Fatal("Run succeeded, want a failure")
+	}
+	if all := h.all(turn.Session); len(all) != 1 || all[0].Content != "first" {
+		t.Errorf("session after a failed first call = %+v, want the user message", all)
+	}
+}
+
+func TestRecordFailureFailsTheTurn(t *testing.T) {
+	h := newHistory()
+	h.fail = errors.New("disk full")
+	_, err := newLoop(&script{}, h).Run(t.Context(), turn, agent.Message{Content: "x"})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Run with a failing history = %v, want the store's error", err)
 	}
 }
 

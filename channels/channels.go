@@ -7,7 +7,7 @@ import "time"
 // Inbox states.
 const (
 	InboxPending = "pending" // recorded, not yet given to the model
-	InboxStarted = "started" // its turn began; after a crash it is resumed, not re-run
+	InboxStarted = "started" // its turn's first record is written; after a crash it is resumed, not re-run
 	InboxDone    = "done"    // answered (the reply is in the outbox)
 )
 
@@ -20,6 +20,10 @@ type InboxItem struct {
 	Payload    []byte // the update exactly as received (JSON)
 	State      string
 	ReceivedAt time.Time
+	// MessageID is the session message of the turn that answers the item,
+	// set when its turn starts (0 while pending). Items answered by one
+	// turn share it.
+	MessageID int64
 }
 
 // Outbox states.

@@ -45,18 +45,34 @@ type UsageRow struct {
 
 // RecordAudit stores one tool call. A zero At becomes now.
 func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO audit
-			(at, session, tool, args, verdict, category, reason, approver, duration_ns, exit_code, output_bytes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			millis(e.At), e.Session, e.Tool, e.Args, e.Verdict, e.Category, e.Reason, e.Approver,
-			int64(e.Duration), e.ExitCode, e.OutputBytes)
-		return err
-	})
+	err := s.write(ctx, func(tx *sql.Tx) error { return insertAudit(ctx, tx, e) })
 	if err != nil {
 		return fmt.Errorf("record audit: %w", err)
 	}
 	return nil
+}
+
+func insertAudit(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO audit
+		(at, session, tool, args, verdict, category, reason, approver, duration_ns, exit_code, output_bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		millis(e.At), e.Session, e.Tool, e.Args, e.Verdict, e.Category, e.Reason, e.Approver,
+		int64(e.Duration), e.ExitCode, e.OutputBytes)
+	return err
+}
+
+// auditEntry is the audit row of a tool call the loop ran. A call without a
+// verdict ran without a policy to ask: it was allowed.
+func auditEntry(ev agent.ToolEvent) AuditEntry {
+	verdict := ev.Verdict
+	if verdict == "" {
+		verdict = "allow"
+	}
+	return AuditEntry{
+		At: time.Now().Add(-ev.Duration), Session: ev.Turn.Session, Tool: ev.Tool, Args: ev.Args,
+		Verdict: verdict, Category: ev.Category, Reason: ev.Reason, Approver: ev.Approver,
+		Duration: ev.Duration, ExitCode: ev.ExitCode, OutputBytes: len(ev.Result),
+	}
 }
 
 // Audit returns the entries f selects, newest first.

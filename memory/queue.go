@@ -47,7 +47,8 @@ func (s *Store) RecordInbound(ctx context.Context, it channels.InboxItem) (id in
 // PendingInbound returns the channel's unanswered updates, pending or
 // started, in the order they arrived. An empty channel means every channel.
 func (s *Store) PendingInbound(ctx context.Context, channel string) ([]channels.InboxItem, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, channel, update_id, chat_id, payload, state, received_at
+	rows, err := s.db.QueryContext(ctx, `SELECT id, channel, update_id, chat_id, payload, state, received_at,
+			coalesce(message_id, 0)
 		FROM inbox WHERE state <> 'done' AND (?1 = '' OR channel = ?1) ORDER BY id`, channel)
 	if err != nil {
 		return nil, fmt.Errorf("read pending inbound: %w", err)
@@ -57,7 +58,7 @@ func (s *Store) PendingInbound(ctx context.Context, channel string) ([]channels.
 	for rows.Next() {
 		var it channels.InboxItem
 		var received int64
-		if err := rows.Scan(&it.ID, &it.Channel, &it.UpdateID, &it.ChatID, &it.Payload, &it.State, &received); err != nil {
+		if err := rows.Scan(&it.ID, &it.Channel, &it.UpdateID, &it.ChatID, &it.Payload, &it.State, &received, &it.MessageID); err != nil {
 			return nil, fmt.Errorf("read pending inbound: %w", err)
 		}
 		it.ReceivedAt = fromMillis(received)
@@ -69,55 +70,48 @@ func (s *Store) PendingInbound(ctx context.Context, channel string) ([]channels.
 	return items, nil
 }
 
-// StartInbound marks pending updates started: their turn began, and after a
-// crash it is resumed rather than run again. Started or done ones stay as
-// they are.
-func (s *Store) StartInbound(ctx context.Context, ids ...int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE inbox SET state = 'started', updated_at = ?
-			WHERE state = 'pending' AND id IN (`+placeholders(len(ids))+`)`,
-			append([]any{millis(time.Now())}, int64Args(ids)...)...)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("start inbound: %w", err)
-	}
-	return nil
-}
-
 // CompleteInbound marks the updates done and, when reply is not nil,
 // enqueues it, in one transaction, so an answered update is never answered
-// again and never left without its reply. It returns the reply's outbox id
-// (0 without a reply). An unknown id fails it and changes nothing.
+// again and never left without its reply. Updates that are all done already
+// (their turn's last record closed them) stay as they are and nothing is
+// enqueued. It returns the reply's outbox id (0 without a reply). An
+// unknown id fails it and changes nothing.
 func (s *Store) CompleteInbound(ctx context.Context, ids []int64, reply *channels.OutboxItem) (outboxID int64, err error) {
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		if len(ids) > 0 {
-			res, err := tx.ExecContext(ctx, `UPDATE inbox SET state = 'done', updated_at = ?
-				WHERE id IN (`+placeholders(len(ids))+`)`,
-				append([]any{millis(time.Now())}, int64Args(ids)...)...)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n != int64(len(ids)) {
-				return fmt.Errorf("inbox items %v: %w", ids, ErrNotFound)
-			}
-		}
-		if reply == nil {
-			return nil
-		}
-		outboxID, err = enqueue(ctx, tx, *reply)
+		var err error
+		outboxID, err = closeInbound(ctx, tx, ids, reply)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("complete inbound: %w", err)
 	}
 	return outboxID, nil
+}
+
+func closeInbound(ctx context.Context, tx *sql.Tx, ids []int64, reply *channels.OutboxItem) (int64, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) > 0 {
+		var known, open int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE state <> 'done')
+			FROM inbox WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...).Scan(&known, &open); err != nil {
+			return 0, err
+		}
+		switch {
+		case known != len(ids):
+			return 0, fmt.Errorf("inbox items %v: %w", ids, ErrNotFound)
+		case open == 0:
+			return 0, nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET state = 'done', updated_at = ?
+			WHERE state <> 'done' AND id IN (`+placeholders(len(ids))+`)`,
+			append([]any{millis(time.Now())}, int64Args(ids)...)...); err != nil {
+			return 0, err
+		}
+	}
+	if reply == nil {
+		return 0, nil
+	}
+	return enqueue(ctx, tx, *reply)
 }
 
 // Enqueue stores a reply as pending delivery and returns its id. A zero

@@ -2,10 +2,12 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels"
 )
 
@@ -72,30 +74,88 @@ func TestInboxStates(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	if err := s.StartInbound(ctx, ids[1], ids[2]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CompleteInbound(ctx, []int64{ids[2]}, nil); err != nil {
-		t.Fatal(err)
-	}
-	// Starting a done item again does not reopen it.
-	if err := s.StartInbound(ctx, ids[2]); err != nil {
+	// A turn answering two items writes its first record: both start, linked
+	// to its user message.
+	turn := agent.Turn{Session: "telegram:42", Channel: "telegram", ChatID: "42", Inbox: []int64{ids[1], ids[2]}, ReplyTo: 7}
+	call := agent.ToolCall{ID: "c1", Name: "exec", Arguments: `{"command":"ls"}`}
+	if err := s.Commit(ctx, turn, agent.Record{Messages: []agent.Message{
+		{Role: agent.RoleUser, Content: "one\n\ntwo"}, {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call}},
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	items, err := s.PendingInbound(ctx, "telegram")
 	if err != nil {
 		t.Fatal(err)
 	}
+	msgs, err := s.LiveMessages(ctx, "telegram:42", 0)
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("LiveMessages = %+v, %v", msgs, err)
+	}
 	var got []string
 	for _, it := range items {
-		got = append(got, it.State)
+		got = append(got, fmt.Sprintf("%d %s %d", it.ID, it.State, it.MessageID))
 	}
-	want := []string{channels.InboxPending, channels.InboxStarted, channels.InboxPending}
+	want := []string{
+		fmt.Sprintf("%d pending 0", ids[0]),
+		fmt.Sprintf("%d started %d", ids[1], msgs[0].ID),
+		fmt.Sprintf("%d started %d", ids[2], msgs[0].ID),
+		fmt.Sprintf("%d pending 0", ids[3]),
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("pending states (-want +got):\n%s", diff)
+		t.Errorf("inbox after the first record (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]int64{ids[0], ids[1], ids[3]}, pendingIDs(t, s, "telegram")); diff != "" {
-		t.Errorf("pending ids not in arrival order (-want +got):\n%s", diff)
+
+	// The last record closes both and queues the answer, with the audit row
+	// of the call it holds the result of. A resume that knows one of the
+	// items still closes every item linked to the turn's message.
+	ev := agent.ToolEvent{Turn: turn, Tool: "exec", Args: call.Arguments, Result: "a.txt", Verdict: "allow"}
+	resumed := turn
+	resumed.Inbox = []int64{ids[1]}
+	if err := s.Commit(ctx, resumed, agent.Record{Last: true, Events: []agent.ToolEvent{ev}, Messages: []agent.Message{
+		{Role: agent.RoleTool, ToolCallID: "c1", Content: "a.txt"}, {Role: agent.RoleAssistant, Content: "Here: a.txt"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int64{ids[0], ids[3]}, pendingIDs(t, s, "telegram")); diff != "" {
+		t.Errorf("pending ids after the last record (-want +got):\n%s", diff)
+	}
+	out, err := s.PendingOutbound(ctx, "telegram")
+	if err != nil || len(out) != 1 || out[0].Text != "Here: a.txt" || out[0].ChatID != "42" || out[0].ReplyTo != 7 || out[0].InboxID != ids[2] {
+		t.Fatalf("outbox = %+v, %v; want the answer to chat 42, replying to 7, for the last item", out, err)
+	}
+	audit, err := s.Audit(ctx, AuditFilter{})
+	if err != nil || len(audit) != 1 || audit[0].Tool != "exec" || audit[0].OutputBytes != 5 {
+		t.Errorf("audit = %+v, %v; want the exec call", audit, err)
+	}
+
+	// Closing them again, as a channel does after every turn, sends nothing more.
+	if oid, err := s.CompleteInbound(ctx, []int64{ids[1], ids[2]}, &channels.OutboxItem{Channel: "telegram", ChatID: "42", Text: "again"}); err != nil || oid != 0 {
+		t.Errorf("CompleteInbound of closed items = %d, %v; want 0, nil", oid, err)
+	}
+	if out, _ := s.PendingOutbound(ctx, "telegram"); len(out) != 1 {
+		t.Errorf("outbox after closing again = %d items, want 1", len(out))
+	}
+}
+
+// A record is all or nothing: when a message cannot be stored, the items
+// stay pending and nothing else is written.
+func TestCommitIsAtomic(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	id, _, _ := s.RecordInbound(ctx, inbound(1))
+	turn := agent.Turn{Session: "telegram:42", Channel: "telegram", ChatID: "42", Inbox: []int64{id}}
+	err := s.Commit(ctx, turn, agent.Record{Last: true, Events: []agent.ToolEvent{{Turn: turn, Tool: "exec"}}, Messages: []agent.Message{
+		{Role: agent.RoleUser, Content: "hi"}, {Role: "robot", Content: "bad role"},
+	}})
+	if err == nil {
+		t.Fatal("Commit with an invalid role succeeded")
+	}
+	items, _ := s.PendingInbound(ctx, "")
+	msgs, _ := s.LiveMessages(ctx, "telegram:42", 0)
+	out, _ := s.PendingOutbound(ctx, "")
+	audit, _ := s.Audit(ctx, AuditFilter{})
+	if len(items) != 1 || items[0].State != channels.InboxPending || len(msgs) != 0 || len(out) != 0 || len(audit) != 0 {
+		t.Errorf("after a failed commit: items %+v, %d messages, %d outbox, %d audit; want one pending item and nothing else", items, len(msgs), len(out), len(audit))
 	}
 }
 

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/channels"
 )
 
 var _ agent.History = (*Store)(nil)
@@ -43,40 +45,127 @@ func (s *Store) Append(ctx context.Context, session string, msgs ...agent.Messag
 		return nil
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
-			(session, role, content, images, tool_calls, tool_call_id, name,
-			 created_at, prompt_tokens, completion_tokens)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, m := range msgs {
-			images, err := jsonOrNull(m.Images)
-			if err != nil {
-				return err
-			}
-			calls, err := jsonOrNull(m.ToolCalls)
-			if err != nil {
-				return err
-			}
-			if _, err := stmt.ExecContext(ctx, session, string(m.Role), m.Content, images, calls,
-				m.ToolCallID, m.Name, millis(m.CreatedAt),
-				m.Usage.PromptTokens, m.Usage.CompletionTokens); err != nil {
-				return err
-			}
-			if m.Role == agent.RoleAssistant {
-				if err := addUsage(ctx, tx, session, m.CreatedAt, m.Usage); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		_, err := appendMessages(ctx, tx, session, msgs)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("append messages: %w", err)
 	}
 	return nil
+}
+
+// Commit writes one record of a turn in one transaction: its messages (and
+// their usage), the audit rows of its tool calls and, for a turn that
+// answers inbound items, their state. The record that first gives the turn
+// a message links the pending items to that message and starts them; the
+// Last record marks them done and queues the answer for delivery to the
+// turn's chat. So a started item always has its message, and an answered
+// one its reply.
+func (s *Store) Commit(ctx context.Context, t agent.Turn, r agent.Record) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		first, err := appendMessages(ctx, tx, t.Session, r.Messages)
+		if err != nil {
+			return err
+		}
+		for _, ev := range r.Events {
+			if err := insertAudit(ctx, tx, auditEntry(ev)); err != nil {
+				return err
+			}
+		}
+		if len(t.Inbox) == 0 {
+			return nil
+		}
+		if first != 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET state = 'started', message_id = ?, updated_at = ?
+				WHERE state = 'pending' AND id IN (`+placeholders(len(t.Inbox))+`)`,
+				append([]any{first, millis(time.Now())}, int64Args(t.Inbox)...)...); err != nil {
+				return err
+			}
+		}
+		if !r.Last {
+			return nil
+		}
+		ids, err := turnItems(ctx, tx, t.Inbox)
+		if err != nil {
+			return err
+		}
+		var reply *channels.OutboxItem
+		if text := r.Answer(); text != "" {
+			reply = &channels.OutboxItem{Channel: t.Channel, ChatID: t.ChatID, Text: text, ReplyTo: t.ReplyTo,
+				InboxID: slices.Max(ids)}
+		}
+		_, err = closeInbound(ctx, tx, ids, reply)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("commit turn: %w", err)
+	}
+	return nil
+}
+
+// turnItems returns ids with every other item their turn answers: those
+// linked to the same first message. A turn closes them all, so none of
+// them is answered again by a second resume.
+func turnItems(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM inbox WHERE message_id IN
+		(SELECT message_id FROM inbox WHERE message_id IS NOT NULL AND id IN (`+placeholders(len(ids))+`))`,
+		int64Args(ids)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := slices.Clone(ids)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return slices.Compact(slices.Sorted(slices.Values(out))), rows.Err()
+}
+
+// appendMessages inserts msgs and returns the id of the first (0: none).
+func appendMessages(ctx context.Context, tx *sql.Tx, session string, msgs []agent.Message) (int64, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
+		(session, role, content, images, tool_calls, tool_call_id, name,
+		 created_at, prompt_tokens, completion_tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer stmt.Close()
+	var first int64
+	for _, m := range msgs {
+		images, err := jsonOrNull(m.Images)
+		if err != nil {
+			return 0, err
+		}
+		calls, err := jsonOrNull(m.ToolCalls)
+		if err != nil {
+			return 0, err
+		}
+		res, err := stmt.ExecContext(ctx, session, string(m.Role), m.Content, images, calls,
+			m.ToolCallID, m.Name, millis(m.CreatedAt),
+			m.Usage.PromptTokens, m.Usage.CompletionTokens)
+		if err != nil {
+			return 0, err
+		}
+		if first == 0 {
+			if first, err = res.LastInsertId(); err != nil {
+				return 0, err
+			}
+		}
+		if m.Role == agent.RoleAssistant {
+			if err := addUsage(ctx, tx, session, m.CreatedAt, m.Usage); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return first, nil
 }
 
 // Recent returns at most limit of the session's newest live messages, oldest

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/safety"
 )
@@ -129,8 +131,8 @@ func TestExecDeniedNeverRuns(t *testing.T) {
 		t.Errorf("policy judged %q, want the command once", policy.seen)
 	}
 	wantEv := agent.ToolEvent{Verdict: "deny", Category: "destroy", Reason: "deletes everything", ExitCode: -1}
-	if *ev != wantEv {
-		t.Errorf("event = %+v, want %+v", *ev, wantEv)
+	if diff := cmp.Diff(wantEv, *ev); diff != "" {
+		t.Errorf("event (-want +got):\n%s", diff)
 	}
 }
 

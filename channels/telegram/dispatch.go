@@ -64,6 +64,7 @@ type dispatcher struct {
 	queued   int
 	running  int
 	stopping bool
+	held     bool // queue without starting chats, until release
 }
 
 func newDispatcher(c *Channel, limit int) *dispatcher {
@@ -97,10 +98,33 @@ func (d *dispatcher) enqueue(j *job) {
 	q.jobs = append(q.jobs, j)
 	d.queued++
 	d.report()
-	if !q.active && !d.stopping {
+	d.startLocked(chat, q)
+}
+
+// startLocked starts the chat's worker unless it runs. mu must be held.
+func (d *dispatcher) startLocked(chat string, q *chatQueue) {
+	if !q.active && !d.stopping && !d.held {
 		q.active = true
 		d.wg.Add(1)
 		go d.work(chat, q)
+	}
+}
+
+// hold queues what is added without starting any chat, so the items of one
+// interrupted turn, recorded at start, are all queued before a worker takes
+// the first of them. release starts the chats.
+func (d *dispatcher) hold() {
+	d.mu.Lock()
+	d.held = true
+	d.mu.Unlock()
+}
+
+func (d *dispatcher) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.held = false
+	for chat, q := range d.chats {
+		d.startLocked(chat, q)
 	}
 }
 
@@ -163,7 +187,8 @@ func takeBatch(q *chatQueue) []*job {
 	n := 1
 	switch {
 	case first.item.State == channels.InboxStarted:
-		for n < len(q.jobs) && q.jobs[n].item.State == channels.InboxStarted {
+		// The items one turn answered share its first message.
+		for n < len(q.jobs) && q.jobs[n].item.State == channels.InboxStarted && q.jobs[n].item.MessageID == first.item.MessageID {
 			n++
 		}
 	case first.kind == jobText:
@@ -242,8 +267,9 @@ func (d *dispatcher) shutdown(timeout time.Duration, cancel context.CancelCauseF
 	}
 }
 
-// runBatch is one turn: prepare the message, mark the items started, ask the
-// responder, and complete the items with the reply in one step.
+// runBatch is one turn: prepare the message, ask the responder (whose
+// records start the items and close them with the answer), and complete the
+// items with whatever reply the turn did not queue itself.
 func (c *Channel) runBatch(ctx context.Context, batch []*job) {
 	first, last := batch[0], batch[len(batch)-1]
 	ids := make([]int64, len(batch))
@@ -262,6 +288,7 @@ func (c *Channel) runBatch(ctx context.Context, batch []*job) {
 	}
 
 	t := c.turnFor(first)
+	t.Inbox, t.ReplyTo = ids, replyTo
 	log := c.log.With("turn_id", t.ID, "chat_id", chat)
 	resume := first.item.State == channels.InboxStarted
 	var msg agent.Message
@@ -275,11 +302,6 @@ func (c *Channel) runBatch(ctx context.Context, batch []*job) {
 		if !ok {
 			c.complete(ctx, ids, chat, reply, replyTo)
 			return
-		}
-		if err := c.retryStore(ctx, "mark messages started", func(ctx context.Context) error {
-			return c.store.StartInbound(ctx, ids...)
-		}); err != nil {
-			return // shutting down: still pending, handled next start
 		}
 	}
 

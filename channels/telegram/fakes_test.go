@@ -21,7 +21,6 @@ type memStore struct {
 	outbox     []channels.OutboxItem
 	state      map[string]string
 	failRecord error
-	starts     int
 }
 
 var _ Store = (*memStore)(nil)
@@ -60,21 +59,27 @@ func (s *memStore) PendingInbound(_ context.Context, channel string) ([]channels
 	return out, nil
 }
 
-func (s *memStore) StartInbound(_ context.Context, ids ...int64) error {
+// start marks an item as its turn's first record would.
+func (s *memStore) start(id, messageID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.starts++
 	for i := range s.inbox {
-		if slices.Contains(ids, s.inbox[i].ID) && s.inbox[i].State == channels.InboxPending {
-			s.inbox[i].State = channels.InboxStarted
+		if s.inbox[i].ID == id {
+			s.inbox[i].State, s.inbox[i].MessageID = channels.InboxStarted, messageID
 		}
 	}
-	return nil
 }
 
 func (s *memStore) CompleteInbound(_ context.Context, ids []int64, reply *channels.OutboxItem) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	open := false
+	for _, it := range s.inbox {
+		open = open || (slices.Contains(ids, it.ID) && it.State != channels.InboxDone)
+	}
+	if len(ids) > 0 && !open {
+		return 0, nil // closed by the turn's last record
+	}
 	for i := range s.inbox {
 		if slices.Contains(ids, s.inbox[i].ID) {
 			s.inbox[i].State = channels.InboxDone

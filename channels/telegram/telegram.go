@@ -87,7 +87,6 @@ type Store interface {
 type Inbox interface {
 	RecordInbound(ctx context.Context, it channels.InboxItem) (id int64, inserted bool, err error)
 	PendingInbound(ctx context.Context, channel string) ([]channels.InboxItem, error)
-	StartInbound(ctx context.Context, ids ...int64) error
 	CompleteInbound(ctx context.Context, ids []int64, reply *channels.OutboxItem) (outboxID int64, err error)
 }
 
@@ -105,10 +104,13 @@ type StateStore interface {
 	SetState(ctx context.Context, key, value string) error
 }
 
-// Responder answers one turn. With resume set, the message was already given
-// to the session before a crash: the responder continues from the session
-// instead of adding it again. The reply is Markdown. Errors are
-// infrastructure failures; model outages come back as honest reply text.
+// Responder answers one turn. The turn carries the inbox items it answers:
+// the responder's records start them with the user message and close them
+// with the answer queued (see agent.Record). With resume set, the turn's
+// first record was written before a crash: the responder continues from the
+// session instead of adding the message again. The reply is Markdown.
+// Errors are infrastructure failures; model outages come back as honest
+// reply text, which the channel queues itself.
 type Responder interface {
 	Respond(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (string, error)
 }
@@ -337,9 +339,11 @@ func (c *Channel) Run(ctx context.Context) error {
 		<-senderDone
 		return fmt.Errorf("load pending messages: %w", err)
 	}
+	c.disp.hold()
 	for _, it := range pending {
 		c.disp.add(ctx, it)
 	}
+	c.disp.release()
 	if len(pending) > 0 {
 		c.log.Info("resuming recorded messages", "count", len(pending))
 	}

@@ -587,9 +587,7 @@ func TestRestartAnswersRecordedMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.StartInbound(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	store.start(id, 1)
 	h := run(t, setup{store: store, cfg: func(c *Config) { c.AllowFrom = []string{"1001", "1002"} }})
 	waitSent(t, h.srv, 2)
 	waitUntil(t, "both messages done", store.settled)
@@ -606,17 +604,19 @@ func TestRestartAnswersRecordedMessages(t *testing.T) {
 	if n := len(h.resp.Calls()); n != 2 {
 		t.Errorf("responder called %d times, want 2", n)
 	}
-	if store.starts != 2 {
-		t.Errorf("StartInbound called %d times in all, want 2 (the started item is not started again)", store.starts)
+	if c := byChat["1002"]; len(c.Turn.Inbox) != 1 || c.Turn.Inbox[0] != id {
+		t.Errorf("resumed turn answers items %v, want [%d]", c.Turn.Inbox, id)
 	}
 }
 
 // TestShutdownInterruptsAndRestartResumes stops the channel while a turn
-// runs: the item stays started and the next process resumes it once.
+// runs: the item its first record started stays started and the next
+// process resumes it once.
 func TestShutdownInterruptsAndRestartResumes(t *testing.T) {
 	srv := telegramtest.NewServer(t, testToken)
 	store := newMemStore()
 	hang := newResponder(func(ctx context.Context, c respondCall) (string, error) {
+		store.start(c.Turn.Inbox[0], 1) // as the turn's first record does
 		<-ctx.Done()
 		return "", ctx.Err()
 	})

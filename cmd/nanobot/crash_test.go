@@ -59,7 +59,7 @@ type daemon struct {
 
 func startDaemon(t *testing.T, cfg string) *daemon {
 	t.Helper()
-	d := &daemon{cmd: exec.Command(nanobotBinary(t), "-c", cfg, "gateway"), logs: &syncBuffer{}, done: make(chan struct{})}
+	d := &daemon{cmd: exec.Command(nanobotBinary(t), "gateway", "-c", cfg), logs: &syncBuffer{}, done: make(chan struct{})}
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
 	d.cmd.Env = append(os.Environ(), "NANOBOT_CONFIG=")
 	if err := d.cmd.Start(); err != nil {

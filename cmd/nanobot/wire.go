@@ -423,18 +423,12 @@ func (r *runtime) observeModelCall(_ context.Context, _ agent.Turn, d time.Durat
 	}
 }
 
-func (r *runtime) observeToolCall(ctx context.Context, ev agent.ToolEvent) {
+// observeToolCall counts and logs a call; its audit row is written with
+// the turn's next record.
+func (r *runtime) observeToolCall(_ context.Context, ev agent.ToolEvent) {
 	verdict := ev.Verdict
 	if verdict == "" {
 		verdict = "allow"
-	}
-	e := memory.AuditEntry{
-		At: time.Now().Add(-ev.Duration), Session: ev.Turn.Session, Tool: ev.Tool, Args: ev.Args,
-		Verdict: verdict, Category: ev.Category, Reason: ev.Reason, Approver: ev.Approver,
-		Duration: ev.Duration, ExitCode: ev.ExitCode, OutputBytes: len(ev.Result),
-	}
-	if err := r.store.RecordAudit(context.WithoutCancel(ctx), e); err != nil {
-		r.logger.Error("record audit", "turn_id", ev.Turn.ID, "err", err)
 	}
 	if r.metrics != nil {
 		r.metrics.ToolCall(ev.Tool, verdict)

@@ -308,3 +308,21 @@ func BenchmarkScripted(b *testing.B) {
 		}
 	}
 }
+
+func TestServerFunc(t *testing.T) {
+	s := openaitest.NewServer(t)
+	s.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Text: "re: " + req.Messages[len(req.Messages)-1].Content}
+	})
+	s.Script(openaitest.Reply{Text: "scripted first"})
+	c := client(s.URL())
+	for _, want := range []string{"scripted first", "re: second"} {
+		resp, err := c.CreateChatCompletion(t.Context(), chat(strings.TrimPrefix(want, "re: ")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Choices[0].Message.Content; got != want {
+			t.Errorf("reply = %q, want %q", got, want)
+		}
+	}
+}

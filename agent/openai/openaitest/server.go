@@ -107,6 +107,7 @@ type Server struct {
 	transcript     string
 	transcriptions []Transcription
 	arrived        chan struct{} // closed and replaced whenever a request is recorded
+	fn             func(goopenai.ChatCompletionRequest) Reply
 }
 
 // NewServer starts a stub on 127.0.0.1 that is closed when the test ends.
@@ -143,6 +144,15 @@ func (s *Server) SetDefault(r Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.script.def = &r
+}
+
+// SetFunc answers requests with f when the script is empty, before the
+// default reply: a model whose answer depends on what it is asked. f is
+// called without the server's lock held and may run concurrently.
+func (s *Server) SetFunc(f func(req goopenai.ChatCompletionRequest) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fn = f
 }
 
 // SetTranscription sets the text /audio/transcriptions returns.
@@ -242,8 +252,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	s.recordLocked(r)
-	reply := s.script.next()
+	var reply Reply
+	fn := s.fn
+	if len(s.script.queue) > 0 || fn == nil {
+		reply, fn = s.script.next(), nil
+	}
 	s.mu.Unlock()
+	if fn != nil {
+		reply = fn(req)
+	}
 
 	if !reply.wait(r.Context(), s.stop) {
 		return

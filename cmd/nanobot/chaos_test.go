@@ -1,0 +1,287 @@
+package main
+
+import (
+	"database/sql"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
+	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
+)
+
+var (
+	chaosLong = flag.Bool("chaos.long", false, "run the long form of the chaos suite (20 chats, 500 messages, 10 kills)")
+	chaosSeed = flag.Uint64("chaos.seed", 0, "seed of the chaos suite (0: from the clock; the seed is printed)")
+)
+
+// chaosRNG is the seeded source of a chaos run, printed so a failure can be
+// replayed with -chaos.seed.
+func chaosRNG(t *testing.T) *lockedRand {
+	seed := *chaosSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("chaos seed %d (replay with -chaos.seed=%d)", seed, seed)
+	return &lockedRand{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+// between returns a duration in [lo, hi).
+func (l *lockedRand) between(lo, hi time.Duration) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return lo + time.Duration(l.r.Int64N(int64(hi-lo)))
+}
+
+var chaosToken = regexp.MustCompile(`c\d+m\d+`)
+
+// echoModel answers each turn with "re:" and the turn's message, so an
+// answer says which messages it answers. Every fourth message first asks
+// for a tool, so kills also land between a call and its result.
+func echoModel(rng *lockedRand) func(req goopenai.ChatCompletionRequest) openaitest.Reply {
+	return func(req goopenai.ChatCompletionRequest) openaitest.Reply {
+		msgs := req.Messages
+		user := -1
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == "user" && chaosToken.MatchString(msgs[i].Content) {
+				user = i
+				break
+			}
+		}
+		delay := rng.between(0, 15*time.Millisecond)
+		if user < 0 {
+			return openaitest.Reply{Text: "nothing to answer", Delay: delay}
+		}
+		content := msgs[user].Content
+		ranTool := slices.ContainsFunc(msgs[user:], func(m goopenai.ChatCompletionMessage) bool { return m.Role == "tool" })
+		first := chaosToken.FindString(content)
+		n, _ := strconv.Atoi(first[strings.Index(first, "m")+1:])
+		if n%4 == 0 && !ranTool && len(req.Tools) > 0 {
+			return openaitest.Reply{Delay: delay, ToolCalls: []agent.ToolCall{{ID: "call_" + first, Name: "list_dir", Arguments: `{"path":"."}`}}}
+		}
+		return openaitest.Reply{Text: "re: " + strings.Join(chaosToken.FindAllString(content, -1), " "), Delay: delay}
+	}
+}
+
+// chaosReport is what a kill -9 run measured.
+type chaosReport struct {
+	sent, answered, lost, duplicated, resent, outOfOrder, crashes int
+	// recorded counts messages whose user message the session does not
+	// hold exactly once.
+	recorded  int
+	integrity string
+}
+
+func (r chaosReport) String() string {
+	return fmt.Sprintf("sent %d, answered %d, lost %d, duplicated %d, re-sent by the delivery window %d, out of order %d, not in the session exactly once %d, crashes %d, integrity %s",
+		r.sent, r.answered, r.lost, r.duplicated, r.resent, r.outOfOrder, r.recorded, r.crashes, r.integrity)
+}
+
+// TestChaosKill kills the built daemon with SIGKILL at random moments while
+// chats send messages, restarting it each time. Every message must be
+// answered once, in order per chat, with the database intact. The short
+// form runs in CI; -chaos.long runs 20 chats, 500 messages and 10 kills.
+func TestChaosKill(t *testing.T) {
+	chats, perChat, kills := 5, 12, 3
+	if *chaosLong {
+		chats, perChat, kills = 20, 25, 10
+	}
+	rng := chaosRNG(t)
+	tg := telegramtest.NewServer(t, botToken)
+	model := openaitest.NewServer(t)
+	model.SetFunc(echoModel(rng))
+	ids := make([]string, chats)
+	for i := range ids {
+		ids[i] = strconv.Itoa(1000 + i)
+	}
+	dir := t.TempDir()
+	cfg := gatewayConfig(t, dir, tg, model, map[string]string{
+		"channels.telegram.allow_from": "[" + strings.Join(ids, ", ") + "]",
+		"log.level":                    "info",
+	})
+
+	d := startDaemon(t, cfg)
+	sendDone := make(chan struct{})
+	go func() {
+		defer close(sendDone)
+		for m := range perChat {
+			for c := range chats {
+				chat := int64(1000 + c)
+				tg.SendText(chat, chat, "user"+strconv.Itoa(c), fmt.Sprintf("c%dm%d", c, m))
+			}
+			time.Sleep(rng.between(time.Millisecond, 25*time.Millisecond)) // the pace of the stream, not a wait
+		}
+	}()
+	var logs strings.Builder
+	for range kills {
+		time.Sleep(rng.between(50*time.Millisecond, 400*time.Millisecond)) // a random moment to crash at
+		d.kill()
+		logs.WriteString(d.logs.String())
+		d = startDaemon(t, cfg)
+	}
+	<-sendDone
+
+	want := chats * perChat
+	waitAnswered := func() bool {
+		ctx := waitCtx(t)
+		for n := 1; ; n++ {
+			if _, err := tg.WaitSent(ctx, n); err != nil {
+				return false
+			}
+			if answeredTokens(tg) >= want {
+				return true
+			}
+		}
+	}
+	complete := waitAnswered()
+	waitLogged(t, d.logs, "telegram channel running") // SIGTERM before the handler is set would kill it
+	d.terminate(t)
+	logs.WriteString(d.logs.String())
+
+	r := analyseChaos(t, tg, filepath.Join(dir, "data", "nanobot.db"), chats, perChat)
+	r.crashes = kills
+	t.Logf("chaos kill -9: %s", r)
+	if !complete || r.lost > 0 || r.duplicated > 0 || r.outOfOrder > 0 || r.recorded > 0 || r.integrity != "ok" {
+		t.Errorf("the daemon broke its promise: %s", r)
+	}
+	if strings.Contains(logs.String(), "panic:") {
+		t.Errorf("the daemon panicked:\n%s", logs.String())
+	}
+}
+
+// answeredTokens counts the distinct messages the sent texts answer.
+func answeredTokens(tg *telegramtest.Server) int {
+	seen := map[string]bool{}
+	for _, s := range tg.Sent() {
+		for _, tok := range chaosToken.FindAllString(s.Text, -1) {
+			seen[strconv.FormatInt(s.ChatID, 10)+"/"+tok] = true
+		}
+	}
+	return len(seen)
+}
+
+// analyseChaos compares what crossed the wire with the outbox: a message
+// answered by two outbox rows is a duplicate; one row sent twice was
+// re-sent because a kill fell between Telegram accepting it and the outbox
+// recording that.
+func analyseChaos(t *testing.T, tg *telegramtest.Server, dbPath string, chats, perChat int) chaosReport {
+	t.Helper()
+	db, err := sql.Open("sqlite3", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var r chaosReport
+	r.sent = chats * perChat
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&r.integrity); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int{} // token -> outbox rows answering it
+	q, err := db.Query(`SELECT chat_id, text FROM outbox`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q.Next() {
+		var chat, text string
+		if err := q.Scan(&chat, &text); err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range chaosToken.FindAllString(text, -1) {
+			rows[chat+"/"+tok]++
+		}
+	}
+	q.Close()
+	inSession := map[string]int{} // token -> user messages holding it
+	q, err = db.Query(`SELECT session, content FROM messages WHERE role = 'user'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q.Next() {
+		var session, content string
+		if err := q.Scan(&session, &content); err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range chaosToken.FindAllString(content, -1) {
+			inSession[strings.TrimPrefix(session, "telegram:")+"/"+tok]++
+		}
+	}
+	q.Close()
+
+	sends := map[string]int{}
+	last := map[int64]int{} // chat -> highest message number answered so far
+	for _, s := range tg.Sent() {
+		for _, tok := range chaosToken.FindAllString(s.Text, -1) {
+			key := strconv.FormatInt(s.ChatID, 10) + "/" + tok
+			sends[key]++
+			if sends[key] > 1 {
+				continue
+			}
+			n, _ := strconv.Atoi(tok[strings.Index(tok, "m")+1:])
+			if prev, ok := last[s.ChatID]; ok && n < prev {
+				r.outOfOrder++
+			}
+			last[s.ChatID] = max(last[s.ChatID], n)
+		}
+	}
+	for c := range chats {
+		for m := range perChat {
+			key := fmt.Sprintf("%d/c%dm%d", 1000+c, c, m)
+			if n := inSession[key]; n != 1 {
+				r.recorded++
+				t.Logf("in the session %d times: %s", n, key)
+			}
+			switch n := sends[key]; {
+			case n == 0:
+				r.lost++
+				t.Logf("lost: %s", key)
+			case rows[key] > 1:
+				r.answered++
+				r.duplicated++
+				t.Logf("answered by %d outbox rows: %s", rows[key], key)
+				logOutbox(t, db, strconv.Itoa(1000+c), fmt.Sprintf("c%dm%d", c, m))
+			case n > 1:
+				r.answered++
+				r.resent++
+			default:
+				r.answered++
+			}
+		}
+	}
+	return r
+}
+
+// logOutbox logs the outbox rows answering tok, and the inbox items they
+// link to, to show how a duplicate came about.
+func logOutbox(t *testing.T, db *sql.DB, chat, tok string) {
+	t.Helper()
+	q, err := db.Query(`SELECT o.id, o.inbox_id, o.text, o.created_at, i.state, coalesce(i.message_id, 0)
+		FROM outbox o LEFT JOIN inbox i ON i.id = o.inbox_id WHERE o.chat_id = ? AND o.text LIKE '%' || ? || '%'`, chat, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for q.Next() {
+		var id, inbox, created, msg int64
+		var text, state string
+		if err := q.Scan(&id, &inbox, &text, &created, &state, &msg); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("  outbox %d for inbox %d (%s, message %d) at %d: %q", id, inbox, state, msg, created, text)
+	}
+}
