@@ -1,15 +1,15 @@
 // Package admin serves the daemon's admin endpoint: liveness (/healthz),
-// readiness (/readyz) and Prometheus metrics (/metrics), and provides the
+// readiness (/readyz) and metrics in the Prometheus text format (/metrics), and provides the
 // client that `nanobot health` uses to probe it.
 package admin
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // Label values the daemon records. Series for these are created up front so
@@ -28,98 +28,77 @@ const (
 	OutcomeError = "error"
 )
 
-// Metrics holds the daemon's Prometheus metrics in a registry of its own.
-// All methods are safe for concurrent use. A nil *Metrics records nothing, so
-// code paths can call it unconditionally when the admin endpoint is off.
+// Metrics holds the daemon's metrics in a set of its own, exposed in the
+// Prometheus text format. All methods are safe for concurrent use. A nil
+// *Metrics records nothing, so code paths can call it unconditionally when
+// the admin endpoint is off.
 type Metrics struct {
-	reg *prometheus.Registry
-
-	inbound        *prometheus.CounterVec
-	turns          *prometheus.CounterVec
-	modelCalls     *prometheus.CounterVec
-	modelDuration  prometheus.Histogram
-	modelTokens    *prometheus.CounterVec
-	toolCalls      *prometheus.CounterVec
-	telegramErrors *prometheus.CounterVec
-	queueDepth     *prometheus.GaugeVec
-	consolidations *prometheus.CounterVec
+	set           *metrics.Set
+	modelDuration *metrics.PrometheusHistogram
 }
 
-// NewMetrics creates the metrics and registers them, together with the Go
-// runtime and process collectors, in a new registry.
+// modelBuckets span a quick local model (a fraction of a second) to a slow
+// reasoning model near the provider timeout (minutes).
+var modelBuckets = []float64{0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300}
+
+// NewMetrics creates the metrics. Series with known label values are
+// created up front so they read 0 rather than being absent until the first
+// event, which keeps rate() and alerting rules simple.
 func NewMetrics() *Metrics {
-	const ns = "nanobot"
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		inbound: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "inbound_messages_total",
-			Help: "Messages received, by channel.",
-		}, []string{"channel"}),
-		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "turns_total",
-			Help: "Agent turns finished, by outcome (answered, failed, stopped, budget).",
-		}, []string{"outcome"}),
-		modelCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "model_calls_total",
-			Help: "Model completion calls, by outcome.",
-		}, []string{"outcome"}),
-		modelDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: ns, Name: "model_call_duration_seconds",
-			Help: "Latency of model completion calls, retries included.",
-			// From a quick local model (a fraction of a second) to a slow
-			// reasoning model near the provider timeout (minutes).
-			Buckets: []float64{0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300},
-		}),
-		modelTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "model_tokens_total",
-			Help: "Tokens reported by the model, by kind (prompt, completion).",
-		}, []string{"kind"}),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "tool_calls_total",
-			Help: "Tool calls, by tool and safety verdict.",
-		}, []string{"tool", "verdict"}),
-		telegramErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "telegram_api_errors_total",
-			Help: "Failed Telegram Bot API calls, by method.",
-		}, []string{"method"}),
-		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: ns, Name: "queue_depth",
-			Help: "Inbound messages waiting or being handled, by state (pending, running).",
-		}, []string{"state"}),
-		consolidations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "consolidations_total",
-			Help: "Memory consolidations, by outcome.",
-		}, []string{"outcome"}),
-	}
-	m.reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.inbound, m.turns, m.modelCalls, m.modelDuration, m.modelTokens,
-		m.toolCalls, m.telegramErrors, m.queueDepth, m.consolidations,
-	)
+	// # HELP and # TYPE lines, as Prometheus clients write them. The
+	// library keeps this switch process-wide; every set here wants it.
+	metrics.ExposeMetadata(true)
+	m := &Metrics{set: metrics.NewSet()}
+	m.modelDuration = m.set.NewPrometheusHistogramExt("nanobot_model_call_duration_seconds", modelBuckets)
 	for _, o := range []string{TurnAnswered, TurnFailed, TurnStopped, TurnBudget} {
-		m.turns.WithLabelValues(o)
+		m.counter("nanobot_turns_total", "outcome", o)
 	}
 	for _, o := range []string{OutcomeOK, OutcomeError} {
-		m.modelCalls.WithLabelValues(o)
-		m.consolidations.WithLabelValues(o)
+		m.counter("nanobot_model_calls_total", "outcome", o)
+		m.counter("nanobot_consolidations_total", "outcome", o)
 	}
-	m.modelTokens.WithLabelValues("prompt")
-	m.modelTokens.WithLabelValues("completion")
-	m.queueDepth.WithLabelValues(QueuePending)
-	m.queueDepth.WithLabelValues(QueueRunning)
+	m.counter("nanobot_model_tokens_total", "kind", "prompt")
+	m.counter("nanobot_model_tokens_total", "kind", "completion")
+	m.SetQueue(QueuePending, 0)
+	m.SetQueue(QueueRunning, 0)
 	return m
 }
 
-// Handler serves the metrics in the Prometheus exposition format.
+// counter returns the counter name{label="value",...}, creating it.
+func (m *Metrics) counter(name string, labels ...string) *metrics.Counter {
+	return m.set.GetOrCreateCounter(series(name, labels...))
+}
+
+// series renders name{k="v",...}; values are quoted as the text format wants.
+func series(name string, labels ...string) string {
+	if len(labels) == 0 {
+		return name
+	}
+	b := []byte(name + "{")
+	for i := 0; i+1 < len(labels); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%s=%q", labels[i], labels[i+1])
+	}
+	return string(append(b, '}'))
+}
+
+// Handler serves the metrics in the Prometheus exposition format, with the
+// Go runtime and process metrics.
 func (m *Metrics) Handler() http.Handler {
 	if m == nil {
 		return http.NotFoundHandler()
 	}
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		Registry:      m.reg,
-		ErrorHandling: promhttp.ContinueOnError,
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		m.write(w)
 	})
+}
+
+func (m *Metrics) write(w io.Writer) {
+	m.set.WritePrometheus(w)
+	metrics.WriteProcessMetrics(w)
 }
 
 // InboundMessage counts a message received on channel ("telegram", "cli").
@@ -127,7 +106,7 @@ func (m *Metrics) InboundMessage(channel string) {
 	if m == nil {
 		return
 	}
-	m.inbound.WithLabelValues(channel).Inc()
+	m.counter("nanobot_inbound_messages_total", "channel", channel).Inc()
 }
 
 // Turn counts a finished agent turn; outcome is one of the Turn* constants.
@@ -135,7 +114,7 @@ func (m *Metrics) Turn(outcome string) {
 	if m == nil {
 		return
 	}
-	m.turns.WithLabelValues(outcome).Inc()
+	m.counter("nanobot_turns_total", "outcome", outcome).Inc()
 }
 
 // ModelCall records one model completion call: its outcome (OutcomeOK or
@@ -144,15 +123,14 @@ func (m *Metrics) ModelCall(outcome string, d time.Duration, prompt, completion 
 	if m == nil {
 		return
 	}
-	m.modelCalls.WithLabelValues(outcome).Inc()
-	m.modelDuration.Observe(d.Seconds())
-	// Counters panic on negative increments; a provider reporting nonsense
-	// must not take the daemon down.
+	m.counter("nanobot_model_calls_total", "outcome", outcome).Inc()
+	m.modelDuration.Update(d.Seconds())
+	// A provider reporting nonsense must not count backwards.
 	if prompt > 0 {
-		m.modelTokens.WithLabelValues("prompt").Add(float64(prompt))
+		m.counter("nanobot_model_tokens_total", "kind", "prompt").Add(prompt)
 	}
 	if completion > 0 {
-		m.modelTokens.WithLabelValues("completion").Add(float64(completion))
+		m.counter("nanobot_model_tokens_total", "kind", "completion").Add(completion)
 	}
 }
 
@@ -162,7 +140,7 @@ func (m *Metrics) ToolCall(tool, verdict string) {
 	if m == nil {
 		return
 	}
-	m.toolCalls.WithLabelValues(tool, verdict).Inc()
+	m.counter("nanobot_tool_calls_total", "tool", tool, "verdict", verdict).Inc()
 }
 
 // TelegramError counts a failed Telegram Bot API call by method
@@ -171,7 +149,7 @@ func (m *Metrics) TelegramError(method string) {
 	if m == nil {
 		return
 	}
-	m.telegramErrors.WithLabelValues(method).Inc()
+	m.counter("nanobot_telegram_api_errors_total", "method", method).Inc()
 }
 
 // SetQueue sets the number of inbound messages in state (QueuePending or
@@ -180,7 +158,7 @@ func (m *Metrics) SetQueue(state string, n int) {
 	if m == nil {
 		return
 	}
-	m.queueDepth.WithLabelValues(state).Set(float64(n))
+	m.set.GetOrCreateGauge(series("nanobot_queue_depth", "state", state), nil).Set(float64(n))
 }
 
 // Consolidation counts a memory consolidation by outcome (OutcomeOK or
@@ -189,5 +167,5 @@ func (m *Metrics) Consolidation(outcome string) {
 	if m == nil {
 		return
 	}
-	m.consolidations.WithLabelValues(outcome).Inc()
+	m.counter("nanobot_consolidations_total", "outcome", outcome).Inc()
 }
