@@ -134,6 +134,15 @@ func (m *Metrics) ModelCall(outcome string, d time.Duration, prompt, completion 
 	}
 }
 
+// ModelEndpoint counts an answer by the endpoint that gave it (model@host),
+// which tells the configured endpoint from its fallbacks.
+func (m *Metrics) ModelEndpoint(endpoint string) {
+	if m == nil {
+		return
+	}
+	m.counter("nanobot_model_answers_total", "endpoint", endpoint).Inc()
+}
+
 // ToolCall counts a tool call by tool name and safety verdict ("allow",
 // "ask", "deny"; tools without a safety check use "allow").
 func (m *Metrics) ToolCall(tool, verdict string) {

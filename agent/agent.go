@@ -7,6 +7,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -55,8 +56,10 @@ type Message struct {
 	ToolCallID string
 	Name       string
 	CreatedAt  time.Time
-	// Usage is set on assistant messages: what the call that produced it cost.
+	// Usage is set on assistant messages: what the call that produced it
+	// cost, and Model which model wrote it.
 	Usage Usage
+	Model string
 }
 
 // ToolSpec describes a tool to the model.
@@ -79,7 +82,16 @@ type Request struct {
 type Response struct {
 	Message Message
 	Usage   Usage
+	// Model is the model that answered (a provider with fallbacks may
+	// answer with another than the configured one).
+	Model string
 }
+
+// ErrContextOverflow is matched (errors.Is) by a Provider's error when the
+// endpoint refused a request as larger than its context window. When the
+// endpoint said how large its window is, the error also has a method
+// ContextLimit() int returning it.
+var ErrContextOverflow = errors.New("the request is larger than the model's context window")
 
 // Provider sends one non-streaming chat completion to a model.
 type Provider interface {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -89,6 +90,9 @@ type Loop struct {
 
 	mu    sync.RWMutex
 	setup setup
+	// window is the context budget that worked after the endpoint refused
+	// a request as too large (0: the configured one works).
+	window atomic.Int64
 }
 
 type setup struct {
@@ -138,12 +142,17 @@ func (l *Loop) Reconfigure(p Provider, tools []Tool, cfg Config) {
 	l.mu.Lock()
 	l.setup = s
 	l.mu.Unlock()
+	l.window.Store(0)
 }
 
 func (l *Loop) current() setup {
 	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.setup
+	s := l.setup
+	l.mu.RUnlock()
+	if w := int(l.window.Load()); w > 0 && w < s.cfg.ContextTokens {
+		s.cfg.ContextTokens = w
+	}
+	return s
 }
 
 // Run answers one user message: it calls the model and its tools until
@@ -241,8 +250,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	var res Result
 	var repeats loopDetector
 	for res.Iterations < s.cfg.MaxIterations {
-		req := Request{Messages: fit(system, st.msgs, s.specs, s.cfg), Tools: s.specs}
-		reply, err := l.complete(ctx, s, t, req, &res)
+		reply, err := l.ask(ctx, s, t, system, st.msgs, s.specs, nil, &res)
 		if err != nil {
 			return l.failed(ctx, s, t, st, system, &res, err)
 		}
@@ -309,6 +317,52 @@ func (l *Loop) keep(ctx context.Context, t Turn, st *turnState) {
 	}
 }
 
+// ask makes one model call over the conversation fitted to the budget, and
+// extra after it when set. An endpoint whose real window is smaller than
+// the budget refuses the request; then it is fitted to a smaller budget and
+// sent once more, and the budget that worked is kept for the next turns
+// and logged, so the owner can set agent.context_tokens to it.
+func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, msgs []Message, specs []ToolSpec, extra *Message, res *Result) (Message, error) {
+	request := func(cfg Config) Request {
+		req := Request{Messages: fit(system, msgs, specs, cfg), Tools: specs}
+		if extra != nil {
+			req.Messages = append(req.Messages, *extra)
+		}
+		return req
+	}
+	req := request(s.cfg)
+	reply, err := l.complete(ctx, s, t, req, res)
+	if !errors.Is(err, ErrContextOverflow) {
+		return reply, err
+	}
+	smaller := s.cfg
+	smaller.ContextTokens = smallerWindow(err, req, s.cfg)
+	reply, err = l.complete(ctx, s, t, request(smaller), res)
+	if err != nil {
+		return reply, err
+	}
+	l.window.Store(int64(smaller.ContextTokens))
+	l.logger.Warn("the model's context window is smaller than agent.context_tokens; a smaller budget worked",
+		"turn_id", t.ID, "context_tokens", s.cfg.ContextTokens, "worked", smaller.ContextTokens)
+	return reply, nil
+}
+
+// smallerWindow is the budget to try after the endpoint refused req as too
+// large: what the endpoint named as its window with a margin for the
+// estimate, else half of what was sent.
+func smallerWindow(err error, req Request, cfg Config) int {
+	const floor = 1000
+	var lim interface{ ContextLimit() int }
+	if errors.As(err, &lim) && lim.ContextLimit() > 0 {
+		return max(floor, min(cfg.ContextTokens-1, lim.ContextLimit()*3/4))
+	}
+	sent := specsTokens(req.Tools)
+	for _, m := range req.Messages {
+		sent += EstimateTokens(m)
+	}
+	return max(floor, min(cfg.ContextTokens, sent)/2)
+}
+
 func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *Result) (Message, error) {
 	start := time.Now()
 	resp, err := s.provider.Complete(WithTurn(ctx, t), req)
@@ -322,6 +376,7 @@ func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *
 	m := resp.Message
 	m.Role = RoleAssistant
 	m.Usage = resp.Usage
+	m.Model = resp.Model
 	return m, nil
 }
 
@@ -341,14 +396,13 @@ func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, st *turnState, syste
 		defer cancel()
 	}
 	ask := Message{Role: RoleUser, Content: reason + " Do not call any tools. Tell the user plainly what you have done so far, what is not done, and what they could do next."}
-	req := Request{Messages: append(fit(system, st.msgs, nil, s.cfg), ask)}
-	reply, err := l.complete(ctx, s, t, req, res)
+	reply, err := l.ask(ctx, s, t, system, st.msgs, nil, &ask, res)
 	if err != nil || strings.TrimSpace(reply.Content) == "" {
 		res.Text = stoppedText(why, res, s.cfg.MaxIterations)
 	} else {
 		res.Text = reply.Content
 	}
-	l.add(st, Message{Role: RoleAssistant, Content: res.Text, Usage: reply.Usage})
+	l.add(st, Message{Role: RoleAssistant, Content: res.Text, Usage: reply.Usage, Model: reply.Model})
 	return *res, l.commit(ctx, t, st, true)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -467,4 +468,56 @@ func (b *bigTool) Spec() agent.ToolSpec {
 }
 func (b *bigTool) Run(context.Context, json.RawMessage) (string, error) {
 	return strings.Repeat("x", b.size), nil
+}
+
+type overflowError struct{ limit int }
+
+func (e overflowError) Error() string     { return "context length exceeded" }
+func (e overflowError) Unwrap() error     { return agent.ErrContextOverflow }
+func (e overflowError) ContextLimit() int { return e.limit }
+
+// An endpoint whose window is smaller than the budget refuses the request;
+// the turn is refitted to a smaller budget, answered, and the budget that
+// worked is kept for the next turn.
+func TestContextOverflowIsRefitted(t *testing.T) {
+	h := newHistory()
+	for i := range 400 {
+		role := agent.RoleUser
+		if i%2 == 1 {
+			role = agent.RoleAssistant
+		}
+		h.Append(t.Context(), turn.Session, agent.Message{Role: role, Content: strings.Repeat(fmt.Sprintf("w%d ", i), 50)})
+	}
+	size := func(req agent.Request) int {
+		n := 0
+		for _, m := range req.Messages {
+			n += agent.EstimateTokens(m)
+		}
+		return n
+	}
+	p := &script{fallback: func(req agent.Request) (agent.Response, error) {
+		if size(req) > 6000 {
+			return agent.Response{}, overflowError{limit: 8000}
+		}
+		return text("fits"), nil
+	}}
+	var logs strings.Builder
+	l := agent.New(p, h, nil, agent.Config{ContextTokens: 32000}, agent.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	res, err := l.Run(t.Context(), turn, agent.Message{Content: "next"})
+	if err != nil || res.Text != "fits" {
+		t.Fatalf("Run = %+v, %v; want an answer after the refit", res, err)
+	}
+	reqs := p.reqs()
+	if len(reqs) != 2 || size(reqs[1]) > 6000 {
+		t.Fatalf("%d requests, the second of %d tokens; want 2, the second within the window", len(reqs), size(reqs[len(reqs)-1]))
+	}
+	if !strings.Contains(logs.String(), "a smaller budget worked") || !strings.Contains(logs.String(), "worked=6000") {
+		t.Errorf("the log does not say which budget worked:\n%s", logs.String())
+	}
+	if _, err := l.Run(t.Context(), turn, agent.Message{Content: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.reqs()); n != 3 {
+		t.Errorf("the next turn made %d requests, want 1 (the smaller budget is kept)", n-2)
+	}
 }

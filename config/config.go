@@ -43,6 +43,17 @@ type Provider struct {
 	Temperature        float64       `yaml:"temperature"` // 0..2
 	Vision             bool          `yaml:"vision"`
 	TranscriptionModel string        `yaml:"transcription_model"` // empty: voice notes are not transcribed
+	// Fallbacks are tried in order when the endpoint above still fails after its retries (unreachable,
+	// timeouts, 429, 5xx); a failed endpoint is skipped for FallbackCooldown.
+	Fallbacks        []Endpoint    `yaml:"fallbacks"`
+	FallbackCooldown time.Duration `yaml:"fallback_cooldown"`
+}
+
+// Endpoint is another OpenAI-compatible endpoint and model to ask.
+type Endpoint struct {
+	BaseURL string `yaml:"base_url"`
+	APIKey  Secret `yaml:"api_key"`
+	Model   string `yaml:"model"`
 }
 
 // Agent configures the reasoning loop and the turns it runs.
@@ -175,6 +186,9 @@ func Default() *Config {
 			MaxRetries:  3,
 			MaxTokens:   4096,
 			Temperature: 0.2,
+
+			Fallbacks:        []Endpoint{},
+			FallbackCooldown: 5 * time.Minute,
 		},
 		Agent: Agent{
 			MaxIterations:    20,

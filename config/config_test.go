@@ -163,9 +163,14 @@ func TestLoadErrors(t *testing.T) {
 			want: "config.yaml:2: provider.model: must be a string, not a list",
 		},
 		{
+			name: "fallback without a model",
+			yaml: "provider:\n  fallbacks:\n    - base_url: ftp://x\n",
+			want: "config.yaml:3: provider.fallbacks[0].base_url: must be an http:// or https:// URL\nconfig.yaml:3: provider.fallbacks[0].model: must not be empty",
+		},
+		{
 			name: "section that is not a mapping",
 			yaml: "provider: gpt-4o\n",
-			want: `config.yaml:1: provider: this section must be a mapping of keys (base_url, api_key, model, timeout, max_retries, max_tokens, temperature, vision, transcription_model), not the string "gpt-4o"`,
+			want: `config.yaml:1: provider: this section must be a mapping of keys (base_url, api_key, model, timeout, max_retries, max_tokens, temperature, vision, transcription_model, fallbacks, fallback_cooldown), not the string "gpt-4o"`,
 		},
 		{
 			name: "out of range",
@@ -440,6 +445,10 @@ func TestSecretsAndRedacted(t *testing.T) {
 provider:
   base_url: https://user:url-password@llm.example.com/v1
   api_key: ${KEY}
+  fallbacks:
+    - base_url: https://u:fallback-url-password@backup.example.com/v1
+      api_key: ${BACKUP}
+      model: backup-model
 agent:
   system_prompt: "Prices look like $${PRICE}."
 channels:
@@ -456,14 +465,14 @@ tools:
     deny: ["git push", "re:^rm"]
     categories: {package_install: allow}
 `
-	secrets := map[string]string{"KEY": "sk-abcdef123", "TOKEN": "123456:telegram-token", "HOOK": "hook_secret"}
+	secrets := map[string]string{"KEY": "sk-abcdef123", "TOKEN": "123456:telegram-token", "HOOK": "hook_secret", "BACKUP": "sk-backup-456"}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config.yaml")
 	c, err := Parse(file, []byte(data), env(secrets))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	want := []string{"sk-abcdef123", "123456:telegram-token", "hook_secret", "url-password"}
+	want := []string{"sk-abcdef123", "123456:telegram-token", "hook_secret", "sk-backup-456", "url-password", "fallback-url-password"}
 	if got := c.Secrets(); !slices.Equal(got, want) {
 		t.Errorf("Secrets() = %q, want %q", got, want)
 	}
@@ -492,7 +501,7 @@ tools:
 	if err != nil {
 		t.Fatalf("Parse(Redacted()): %v\n%s", err, out)
 	}
-	wantDiff := []string{"provider.base_url", "provider.api_key", "channels.telegram.token", "channels.telegram.webhook.secret_token"}
+	wantDiff := []string{"provider.base_url", "provider.api_key", "provider.fallbacks", "channels.telegram.token", "channels.telegram.webhook.secret_token"}
 	if diff := cmp.Diff(wantDiff, Diff(c, back)); diff != "" {
 		t.Errorf("Diff(config, Parse(Redacted())) (-want +got):\n%s", diff)
 	}

@@ -63,6 +63,8 @@ func ExampleConfig_Redacted() {
 	//   temperature: 0.2
 	//   vision: false
 	//   transcription_model: ""
+	//   fallbacks: []
+	//   fallback_cooldown: 5m
 	// agent:
 	//   max_iterations: 20
 	//   reflection_prompt: Reflect on the results and decide next steps.

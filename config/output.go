@@ -24,7 +24,12 @@ func (c *Config) Secrets() []string {
 	add(string(c.Provider.APIKey))
 	add(string(c.Channels.Telegram.Token))
 	add(string(c.Channels.Telegram.Webhook.SecretToken))
-	for _, raw := range []string{c.Provider.BaseURL, c.Channels.Telegram.APIURL, c.Channels.Telegram.Webhook.URL} {
+	urls := []string{c.Provider.BaseURL, c.Channels.Telegram.APIURL, c.Channels.Telegram.Webhook.URL}
+	for _, f := range c.Provider.Fallbacks {
+		add(string(f.APIKey))
+		urls = append(urls, f.BaseURL)
+	}
+	for _, raw := range urls {
 		if u, err := url.Parse(raw); err == nil && u.User != nil {
 			p, _ := u.User.Password()
 			add(p)
@@ -37,7 +42,12 @@ func (c *Config) Secrets() []string {
 // stays "" so that it shows as not set), durations as 30s, 5m, 1h.
 func (c *Config) Redacted() ([]byte, error) {
 	cc := *c
-	for _, s := range []*string{&cc.Provider.BaseURL, &cc.Channels.Telegram.APIURL, &cc.Channels.Telegram.Webhook.URL} {
+	cc.Provider.Fallbacks = slices.Clone(c.Provider.Fallbacks)
+	urls := []*string{&cc.Provider.BaseURL, &cc.Channels.Telegram.APIURL, &cc.Channels.Telegram.Webhook.URL}
+	for i := range cc.Provider.Fallbacks {
+		urls = append(urls, &cc.Provider.Fallbacks[i].BaseURL)
+	}
+	for _, s := range urls {
 		if u, err := url.Parse(*s); err == nil && u.User != nil {
 			*s = u.Redacted()
 		}

@@ -237,6 +237,14 @@ func (c *Config) problems() []*Error {
 	if !(p.Temperature >= 0 && p.Temperature <= 2) {
 		k.fail("provider.temperature", "must be between 0 and 2")
 	}
+	for i, f := range p.Fallbacks {
+		key := fmt.Sprintf("provider.fallbacks[%d]", i)
+		k.httpURL(key+".base_url", f.BaseURL)
+		if strings.TrimSpace(f.Model) == "" {
+			k.fail(key+".model", "must not be empty")
+		}
+	}
+	k.positive("provider.fallback_cooldown", p.FallbackCooldown)
 
 	a := c.Agent
 	k.between("agent.max_iterations", int64(a.MaxIterations), 1, 200)

@@ -35,10 +35,11 @@ type AuditFilter struct {
 	Limit      int    // at most this many, the newest (<= 0: no limit)
 }
 
-// UsageRow is one session's token usage on one day.
+// UsageRow is one session's token usage on one day with one model.
 type UsageRow struct {
 	Day     string // YYYY-MM-DD
 	Session string
+	Model   string // "" for usage recorded before models were
 	Calls   int
 	agent.Usage
 }
@@ -136,9 +137,10 @@ func day(t time.Time) string {
 }
 
 // RecordUsage adds one model call's tokens to the session's total for the
-// calendar day of at (see UsageOn for which day that is).
-func (s *Store) RecordUsage(ctx context.Context, session string, at time.Time, u agent.Usage) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return addUsage(ctx, tx, session, at, u) })
+// calendar day of at (see UsageOn for which day that is) and the model that
+// answered.
+func (s *Store) RecordUsage(ctx context.Context, session string, at time.Time, model string, u agent.Usage) error {
+	err := s.write(ctx, func(tx *sql.Tx) error { return addUsage(ctx, tx, session, at, model, u) })
 	if err != nil {
 		return fmt.Errorf("record usage: %w", err)
 	}
@@ -146,14 +148,14 @@ func (s *Store) RecordUsage(ctx context.Context, session string, at time.Time, u
 }
 
 // addUsage counts one model call of the session on the day of at.
-func addUsage(ctx context.Context, tx *sql.Tx, session string, at time.Time, u agent.Usage) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO usage (session, day, calls, prompt_tokens, completion_tokens)
-		VALUES (?, ?, 1, ?, ?)
-		ON CONFLICT (session, day) DO UPDATE SET
+func addUsage(ctx context.Context, tx *sql.Tx, session string, at time.Time, model string, u agent.Usage) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO usage (session, day, model, calls, prompt_tokens, completion_tokens)
+		VALUES (?, ?, ?, 1, ?, ?)
+		ON CONFLICT (session, day, model) DO UPDATE SET
 			calls = calls + 1,
 			prompt_tokens = prompt_tokens + excluded.prompt_tokens,
 			completion_tokens = completion_tokens + excluded.completion_tokens`,
-		session, day(at), u.PromptTokens, u.CompletionTokens)
+		session, day(at), model, u.PromptTokens, u.CompletionTokens)
 	return err
 }
 
@@ -172,15 +174,15 @@ func (s *Store) UsageOn(ctx context.Context, session string, on time.Time) (agen
 	return u, nil
 }
 
-// UsageSince returns usage per day and session from the calendar day of
-// since (in its own location) on, oldest day first.
+// UsageSince returns usage per day, session and model from the calendar
+// day of since (in its own location) on, oldest day first.
 func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]UsageRow, error) {
 	from := ""
 	if !since.IsZero() {
 		from = day(since)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT day, session, calls, prompt_tokens, completion_tokens
-		FROM usage WHERE day >= ? ORDER BY day, session`, from)
+	rows, err := s.db.QueryContext(ctx, `SELECT day, session, model, calls, prompt_tokens, completion_tokens
+		FROM usage WHERE day >= ? ORDER BY day, session, model`, from)
 	if err != nil {
 		return nil, fmt.Errorf("read usage: %w", err)
 	}
@@ -188,7 +190,7 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]UsageRow, er
 	var out []UsageRow
 	for rows.Next() {
 		var r UsageRow
-		if err := rows.Scan(&r.Day, &r.Session, &r.Calls, &r.PromptTokens, &r.CompletionTokens); err != nil {
+		if err := rows.Scan(&r.Day, &r.Session, &r.Model, &r.Calls, &r.PromptTokens, &r.CompletionTokens); err != nil {
 			return nil, fmt.Errorf("read usage: %w", err)
 		}
 		out = append(out, r)

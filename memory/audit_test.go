@@ -65,15 +65,17 @@ func TestUsagePerDay(t *testing.T) {
 	records := []struct {
 		session string
 		at      time.Time
+		model   string
 		u       agent.Usage
 	}{
-		{"a", day1, agent.Usage{PromptTokens: 100, CompletionTokens: 10}},
-		{"a", day1.Add(-time.Hour), agent.Usage{PromptTokens: 50, CompletionTokens: 5}},
-		{"a", day2, agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
-		{"b", day1, agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+		{"a", day1, "m1", agent.Usage{PromptTokens: 100, CompletionTokens: 10}},
+		{"a", day1.Add(-time.Hour), "m1", agent.Usage{PromptTokens: 50, CompletionTokens: 5}},
+		{"a", day1, "m2", agent.Usage{PromptTokens: 3, CompletionTokens: 3}},
+		{"a", day2, "m1", agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
+		{"b", day1, "m1", agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
 	}
 	for _, r := range records {
-		if err := s.RecordUsage(ctx, r.session, r.at, r.u); err != nil {
+		if err := s.RecordUsage(ctx, r.session, r.at, r.model, r.u); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,11 +84,11 @@ func TestUsagePerDay(t *testing.T) {
 		on      time.Time
 		want    agent.Usage
 	}{
-		{"a", day1, agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
-		{"a", time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC), agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
+		{"a", day1, agent.Usage{PromptTokens: 153, CompletionTokens: 18}},
+		{"a", time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC), agent.Usage{PromptTokens: 153, CompletionTokens: 18}},
 		{"a", day2, agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
 		{"b", day2, agent.Usage{}},
-		{"", day1, agent.Usage{PromptTokens: 1150, CompletionTokens: 115}},
+		{"", day1, agent.Usage{PromptTokens: 1153, CompletionTokens: 118}},
 		// The day is the date in the time's own location: 2025-07-02 01:30 in
 		// UTC+2 is 2025-07-01 23:30 UTC, but counts as July 2nd.
 		{"a", day1.In(time.FixedZone("UTC+2", 2*3600)), agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
@@ -106,9 +108,10 @@ func TestUsagePerDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []UsageRow{
-		{Day: "2025-07-01", Session: "a", Calls: 2, Usage: agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
-		{Day: "2025-07-01", Session: "b", Calls: 1, Usage: agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
-		{Day: "2025-07-02", Session: "a", Calls: 1, Usage: agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
+		{Day: "2025-07-01", Session: "a", Model: "m1", Calls: 2, Usage: agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
+		{Day: "2025-07-01", Session: "a", Model: "m2", Calls: 1, Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 3}},
+		{Day: "2025-07-01", Session: "b", Model: "m1", Calls: 1, Usage: agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+		{Day: "2025-07-02", Session: "a", Model: "m1", Calls: 1, Usage: agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("UsageSince (-want +got):\n%s", diff)

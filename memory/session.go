@@ -160,7 +160,7 @@ func appendMessages(ctx context.Context, tx *sql.Tx, session string, msgs []agen
 			}
 		}
 		if m.Role == agent.RoleAssistant {
-			if err := addUsage(ctx, tx, session, m.CreatedAt, m.Usage); err != nil {
+			if err := addUsage(ctx, tx, session, m.CreatedAt, m.Model, m.Usage); err != nil {
 				return 0, err
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -20,15 +22,44 @@ type Error struct {
 	Message string
 	// Attempts is how many requests were sent.
 	Attempts int
+	// Transient says the endpoint failed rather than refused this request:
+	// it could not be reached, timed out, was overloaded or failed (429,
+	// 5xx), or sent a reply that could not be read. Another endpoint may
+	// answer it.
+	Transient bool
 
-	err error // the cause worth matching (context errors), never printed
+	err   error // the cause worth matching (context errors, agent.ErrContextOverflow), never printed
+	limit int   // the context window the endpoint named, when it refused the request as too large
 }
 
 // Error returns the user-safe message.
 func (e *Error) Error() string { return e.Message }
 
-// Unwrap lets callers match context.Canceled and context.DeadlineExceeded.
+// Unwrap lets callers match context.Canceled, context.DeadlineExceeded and
+// agent.ErrContextOverflow.
 func (e *Error) Unwrap() error { return e.err }
+
+// ContextLimit is the context window the endpoint named when it refused the
+// request as too large (0: not named).
+func (e *Error) ContextLimit() int { return e.limit }
+
+// contextOverflow recognises an endpoint's refusal of a request as larger
+// than its context window, in the words the common servers use (OpenAI,
+// vLLM, llama.cpp, Ollama, Anthropic-compatible gateways).
+var contextOverflow = regexp.MustCompile(`(?i)context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|reduce the length|exceeds? the (model's |available )?(max(imum)? )?context`)
+
+// contextLimit finds the window a refusal names ("maximum context length is
+// 8192 tokens").
+var contextLimit = regexp.MustCompile(`(?i)(?:context length|context window|context size|maximum context)[^0-9]{0,40}?(\d{3,7})`)
+
+func parseContextLimit(detail string) int {
+	m := contextLimit.FindStringSubmatch(detail)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
 
 // redactor replaces the API key wherever it could leak into text.
 type redactor struct{ secret string }

@@ -105,8 +105,15 @@ func (p *Provider) Complete(ctx context.Context, req agent.Request) (agent.Respo
 		resp, err = response(r)
 		return err
 	})
-	return resp, err
+	if err != nil {
+		return agent.Response{}, err
+	}
+	resp.Model = p.cfg.Model
+	return resp, nil
 }
+
+// Model is the model this provider asks.
+func (p *Provider) Model() string { return p.cfg.Model }
 
 // Transcribe turns speech into text through the API's /audio/transcriptions
 // endpoint with the configured transcription model. filename's extension

@@ -235,6 +235,7 @@ func TestCompleteResponseMapping(t *testing.T) {
 	want := agent.Response{
 		Message: agent.Message{Role: agent.RoleAssistant, Content: "hello", Usage: agent.Usage{PromptTokens: 12, CompletionTokens: 3}},
 		Usage:   agent.Usage{PromptTokens: 12, CompletionTokens: 3},
+		Model:   h.p.Model(),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("text reply (-want +got):\n%s", diff)

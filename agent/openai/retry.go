@@ -50,6 +50,12 @@ func (h headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 type failure struct {
 	status    int
 	retryable bool
+	// transient: the endpoint failed (another may answer); see Error.
+	transient bool
+	// overflow: the request is larger than the endpoint's window, which
+	// it named as limit (0: not named).
+	overflow bool
+	limit    int
 	// describe words the final error; n is the number of attempts made.
 	describe func(n int) string
 	// reason is a short redacted text for the retry log line.
@@ -77,13 +83,13 @@ func (p *Provider) retry(ctx context.Context, op string, call func(context.Conte
 		}
 		f := p.classify(err, timedOut)
 		if !f.retryable || attempt > p.cfg.MaxRetries {
-			return &Error{Status: f.status, Message: f.describe(attempt), Attempts: attempt}
+			return f.err(attempt)
 		}
 		delay := p.delay(attempt, info)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
 			// Waiting would only end in the caller's deadline; say what
 			// actually went wrong instead.
-			return &Error{Status: f.status, Message: f.describe(attempt), Attempts: attempt}
+			return f.err(attempt)
 		}
 		log := p.log
 		if t, ok := agent.TurnFrom(ctx); ok {
@@ -95,6 +101,14 @@ func (p *Provider) retry(ctx context.Context, op string, call func(context.Conte
 			return canceled(err, attempt)
 		}
 	}
+}
+
+func (f failure) err(attempts int) *Error {
+	e := &Error{Status: f.status, Message: f.describe(attempts), Attempts: attempts, Transient: f.retryable || f.transient}
+	if f.overflow {
+		e.err, e.limit = agent.ErrContextOverflow, f.limit
+	}
+	return e
 }
 
 func canceled(err error, n int) *Error {
@@ -119,15 +133,19 @@ func (p *Provider) classify(err error, timedOut bool) failure {
 	}
 	if status, detail, ok := httpFailure(err); ok {
 		detail = p.red.redact(detail)
-		return failure{
+		f := failure{
 			status:    status,
 			retryable: status == 408 || status == 409 || status == 429 || status >= 500,
 			reason:    truncate(detail, maxDetail),
 			describe:  func(n int) string { return statusMessage(status, detail, n) },
 		}
+		if (status == 400 || status == 413) && contextOverflow.MatchString(detail) {
+			f.overflow, f.limit = true, parseContextLimit(detail)
+		}
+		return f
 	}
 	if errors.Is(err, errNoChoices) {
-		return failure{describe: func(int) string { return errNoChoices.Error() }}
+		return failure{transient: true, describe: func(int) string { return errNoChoices.Error() }}
 	}
 	var (
 		urlErr *url.Error
@@ -149,7 +167,7 @@ func (p *Provider) classify(err error, timedOut bool) failure {
 		typeErr   *json.UnmarshalTypeError
 	)
 	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
-		return failure{describe: func(int) string { return "the model service sent a reply that could not be read" }}
+		return failure{transient: true, describe: func(int) string { return "the model service sent a reply that could not be read" }}
 	}
 	// What is left is go-openai refusing the request before sending it.
 	reason := truncate(p.red.redact(err.Error()), maxDetail)

@@ -248,13 +248,17 @@ func (a *app) usage(ctx context.Context, cfgPath string, args []string) error {
 		return err
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "DAY\tCHAT\tCALLS\tPROMPT\tCOMPLETION\tTOTAL\t")
+	fmt.Fprintln(w, "DAY\tCHAT\tMODEL\tCALLS\tPROMPT\tCOMPLETION\tTOTAL\t")
 	var calls, prompt, completion int
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Day, r.Session, r.Calls, r.PromptTokens, r.CompletionTokens, r.Total())
+		model := r.Model
+		if model == "" {
+			model = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Day, r.Session, model, r.Calls, r.PromptTokens, r.CompletionTokens, r.Total())
 		calls, prompt, completion = calls+r.Calls, prompt+r.PromptTokens, completion+r.CompletionTokens
 	}
-	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t\n", calls, prompt, completion, prompt+completion)
+	fmt.Fprintf(w, "total\t\t\t%d\t%d\t%d\t%d\t\n", calls, prompt, completion, prompt+completion)
 	return w.Flush()
 }
 

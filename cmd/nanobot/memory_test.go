@@ -146,8 +146,8 @@ func TestConsolidationAtWindowShrinksRequests(t *testing.T) {
 	r := runCLI(t.Context(), "", "-c", cfg, "usage")
 	calls := ""
 	for _, line := range strings.Split(r.stdout, "\n") {
-		if f := strings.Fields(line); len(f) > 2 && f[1] == "cli:default" {
-			calls = f[2]
+		if f := strings.Fields(line); len(f) > 3 && f[1] == "cli:default" {
+			calls = f[3] // DAY CHAT MODEL CALLS ...
 		}
 	}
 	if calls != "5" {

@@ -604,9 +604,9 @@ func TestUsageAndAudit(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("usage has %d rows for cli:default, want 1:\n%s", len(rows), r.stdout)
 	}
-	// DAY CHAT CALLS PROMPT COMPLETION TOTAL
-	if f := strings.Fields(rows[0]); len(f) != 6 || !slices.Equal(f[2:], []string{"2", "220", "25", "245"}) {
-		t.Errorf("usage row = %q, want 2 calls, 220 prompt, 25 completion, 245 total", rows[0])
+	// DAY CHAT MODEL CALLS PROMPT COMPLETION TOTAL
+	if f := strings.Fields(rows[0]); len(f) != 7 || !slices.Equal(f[2:], []string{"gpt-4o-mini", "2", "220", "25", "245"}) {
+		t.Errorf("usage row = %q, want the model, 2 calls, 220 prompt, 25 completion, 245 total", rows[0])
 	}
 
 	r = runCLI(t.Context(), "", "-c", cfg, "audit", "--since", "1h")

@@ -33,7 +33,8 @@ type runtime struct {
 
 	mu       sync.RWMutex
 	cfg      *config.Config
-	provider *openai.Provider
+	provider *openai.Provider // the configured endpoint (transcription)
+	chain    *openai.Chain    // it and its fallbacks (chat completions)
 	approver tools.Approver
 	notify   func(ctx context.Context, session, text string)
 }
@@ -48,13 +49,13 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
 	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg}
-	r.provider = r.newProvider(cfg)
+	r.provider, r.chain = r.newProviders(cfg)
 	toolset, err := r.tools(cfg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	r.loop = agent.New(r.provider, store, toolset, agentConfig(cfg),
+	r.loop = agent.New(r.chain, store, toolset, agentConfig(cfg),
 		agent.WithLogger(logger),
 		agent.WithMemory(memorySource{r}),
 		agent.WithRedactor(secrets.Redact),
@@ -123,11 +124,28 @@ func (l *liveRedactor) set(cfg *config.Config) { l.p.Store(safety.NewRedactor(cf
 // Redact removes the secrets from s.
 func (l *liveRedactor) Redact(s string) string { return l.p.Load().Redact(s) }
 
-func (r *runtime) newProvider(cfg *config.Config) *openai.Provider {
+func (r *runtime) currentChain() *openai.Chain {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.chain
+}
+
+// newProviders builds the configured endpoint and the chain of it and its
+// fallbacks.
+func (r *runtime) newProviders(cfg *config.Config) (*openai.Provider, *openai.Chain) {
+	primary := r.newProvider(cfg, config.Endpoint{BaseURL: cfg.Provider.BaseURL, APIKey: cfg.Provider.APIKey, Model: cfg.Provider.Model})
+	var fallbacks []*openai.Provider
+	for _, f := range cfg.Provider.Fallbacks {
+		fallbacks = append(fallbacks, r.newProvider(cfg, f))
+	}
+	return primary, openai.NewChain(primary, fallbacks, cfg.Provider.FallbackCooldown, r.logger, r.metrics.ModelEndpoint)
+}
+
+func (r *runtime) newProvider(cfg *config.Config, ep config.Endpoint) *openai.Provider {
 	return openai.New(openai.Config{
-		BaseURL:            cfg.Provider.BaseURL,
-		APIKey:             string(cfg.Provider.APIKey),
-		Model:              cfg.Provider.Model,
+		BaseURL:            ep.BaseURL,
+		APIKey:             string(ep.APIKey),
+		Model:              ep.Model,
 		Timeout:            cfg.Provider.Timeout,
 		MaxRetries:         cfg.Provider.MaxRetries,
 		MaxTokens:          cfg.Provider.MaxTokens,
@@ -277,8 +295,8 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	}
 	r.mu.Lock()
 	r.cfg = cfg
-	r.provider = r.newProvider(cfg)
-	p := r.provider
+	r.provider, r.chain = r.newProviders(cfg)
+	p := r.chain
 	r.mu.Unlock()
 	r.secrets.set(cfg)
 	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
@@ -403,8 +421,12 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	model := cfg.Provider.Model
+	if answered := r.currentChain().Answered(); answered != "" && answered != openai.EndpointName(cfg.Provider.BaseURL, cfg.Provider.Model) {
+		model += " (the last answer came from the fallback " + answered + ")"
+	}
 	s := fmt.Sprintf("Model: %s\nSession: %d messages in context (%d stored)\nContext: %d of %d tokens (%d%%)\nTokens today: %d",
-		cfg.Provider.Model, stats.Live, stats.Total, used, limit, used*100/max(limit, 1), today.Total())
+		model, stats.Live, stats.Total, used, limit, used*100/max(limit, 1), today.Total())
 	if b := cfg.Agent.DailyTokenBudget; b > 0 {
 		s += fmt.Sprintf(" of %d", b)
 	}
@@ -494,10 +516,10 @@ func (m meteredProvider) Complete(ctx context.Context, req agent.Request) (agent
 		return agent.Response{}, errors.New("today's token budget for this chat is used up")
 	}
 	start := time.Now()
-	resp, err := m.r.currentProvider().Complete(ctx, req)
+	resp, err := m.r.currentChain().Complete(ctx, req)
 	m.r.observeModelCall(ctx, t, time.Since(start), resp.Usage, err)
 	if err == nil {
-		if rerr := m.r.store.RecordUsage(context.WithoutCancel(ctx), t.Session, time.Now(), resp.Usage); rerr != nil {
+		if rerr := m.r.store.RecordUsage(context.WithoutCancel(ctx), t.Session, time.Now(), resp.Model, resp.Usage); rerr != nil {
 			m.r.logger.Error("record usage", "session", t.Session, "err", rerr)
 		}
 	}
