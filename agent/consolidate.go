@@ -47,8 +47,20 @@ type ConsolidatorConfig struct {
 	Scope func(session string) string
 	// Notify tells the chat of a session something, once per failure streak.
 	Notify func(ctx context.Context, session, text string)
+	// Notices, when set, remembers across restarts that a chat was told, so
+	// a restart does not tell it again.
+	Notices NoticeStore
 	// Provider returns the provider to use now (it follows config reloads).
 	Provider func() Provider
+}
+
+// NoticeStore remembers what a chat was told once.
+type NoticeStore interface {
+	// ClaimNotice reports whether the notice may be given now (not given
+	// within period; 0: ever) and records it if so.
+	ClaimNotice(ctx context.Context, key string, period time.Duration) (bool, error)
+	// ForgetNotice lets it be given again.
+	ForgetNotice(ctx context.Context, key string) error
 }
 
 // Consolidator moves the oldest part of long sessions into MEMORY and
@@ -63,6 +75,7 @@ type Consolidator struct {
 	mu      sync.Mutex
 	running map[string]chan struct{}
 	told    map[string]bool
+	clean   map[string]bool      // sessions with no notice on record since this process started
 	failed  map[string]time.Time // when a session's last streak of attempts failed
 	closing chan struct{}        // closed when Close starts: no new work, no more waiting
 	stop    chan struct{}        // closed when the grace period is over: cancel what runs
@@ -89,7 +102,7 @@ func NewConsolidator(store ConsolidationStore, cfg ConsolidatorConfig, logger *s
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Consolidator{store: store, cfg: cfg, logger: logger, now: time.Now, hook: hook,
-		running: make(map[string]chan struct{}), told: make(map[string]bool), failed: make(map[string]time.Time),
+		running: make(map[string]chan struct{}), told: make(map[string]bool), clean: make(map[string]bool), failed: make(map[string]time.Time),
 		closing: make(chan struct{}), stop: make(chan struct{})}
 }
 
@@ -282,9 +295,11 @@ func (c *Consolidator) withRetries(ctx context.Context, session string, upTo int
 		}
 		if err == nil {
 			c.mu.Lock()
+			told := c.told[session]
 			delete(c.told, session)
 			delete(c.failed, session)
 			c.mu.Unlock()
+			c.recovered(ctx, session, told)
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -305,12 +320,41 @@ func (c *Consolidator) withRetries(ctx context.Context, session string, upTo int
 	c.mu.Lock()
 	first := !c.told[session]
 	c.told[session] = true
+	delete(c.clean, session)
 	c.failed[session] = c.now()
 	c.mu.Unlock()
+	if first && c.cfg.Notices != nil {
+		// Told before a restart, in this streak: not again.
+		ok, nerr := c.cfg.Notices.ClaimNotice(context.WithoutCancel(ctx), noticeKey(session), 0)
+		if nerr != nil {
+			c.logger.Error("record memory failure notice", "session", session, "err", nerr)
+		}
+		first = ok
+	}
 	if first && c.cfg.Notify != nil {
 		c.cfg.Notify(ctx, session, fmt.Sprintf("I could not update my long-term memory after %d attempts (%s). Nothing is lost: the conversation is kept and I will try again later.", c.cfg.Attempts, shortError(err)))
 	}
 	return err
+}
+
+func noticeKey(session string) string { return "memory.failing:" + session }
+
+// recovered ends a failure streak: the next one is told again. told says
+// this process told it; after a restart only the store knows.
+func (c *Consolidator) recovered(ctx context.Context, session string, told bool) {
+	if c.cfg.Notices == nil {
+		return
+	}
+	c.mu.Lock()
+	known := c.clean[session]
+	c.clean[session] = true
+	c.mu.Unlock()
+	if known && !told {
+		return // nothing on record since the last success
+	}
+	if err := c.cfg.Notices.ForgetNotice(context.WithoutCancel(ctx), noticeKey(session)); err != nil {
+		c.logger.Error("forget memory failure notice", "session", session, "err", err)
+	}
 }
 
 func (c *Consolidator) observe(err error) {

@@ -202,3 +202,68 @@ func TestFailedConsolidationCoolsDown(t *testing.T) {
 		t.Errorf("Flush = %v after %d attempts; want one more, failing", err, len(p.reqs()))
 	}
 }
+
+// memNotices is an agent.NoticeStore in memory; it outlives consolidators
+// as the database outlives a restart.
+type memNotices struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (n *memNotices) ClaimNotice(_ context.Context, key string, _ time.Duration) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.keys[key] {
+		return false, nil
+	}
+	n.keys[key] = true
+	return true, nil
+}
+
+func (n *memNotices) ForgetNotice(_ context.Context, key string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.keys, key)
+	return nil
+}
+
+// A chat told that consolidation keeps failing is not told again by the
+// next process; after a success, a new failure streak is told.
+func TestConsolidationNoticeSurvivesRestart(t *testing.T) {
+	notices := &memNotices{keys: map[string]bool{}}
+	var mu sync.Mutex
+	told := 0
+	down := true
+	p := &script{fallback: func(agent.Request) (agent.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return agent.Response{}, errors.New("model down")
+		}
+		return saveCall("[2026-01-01 10:00] talked", "facts"), nil
+	}}
+	run := func() {
+		t.Helper()
+		c := agent.NewConsolidator(fillSession(60), agent.ConsolidatorConfig{
+			Window: 50, Backoff: time.Millisecond, Notices: notices,
+			Provider: func() agent.Provider { return p },
+			Notify:   func(context.Context, string, string) { mu.Lock(); told++; mu.Unlock() },
+		}, nil, nil)
+		c.Check(t.Context(), "telegram:7")
+		c.Wait()
+		c.Close(time.Minute)
+	}
+	run()
+	run() // a restart, still failing
+	if told != 1 {
+		t.Fatalf("told %d times across a restart, want once", told)
+	}
+	setDown := func(v bool) { mu.Lock(); down = v; mu.Unlock() }
+	setDown(false)
+	run() // recovered
+	setDown(true)
+	run() // a new streak
+	if told != 2 {
+		t.Errorf("told %d times in all, want 2 (a new streak after a success is told)", told)
+	}
+}

@@ -1,10 +1,10 @@
 package telegram
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-telegram/bot/models"
@@ -68,32 +68,16 @@ func (a *allowList) warn(log *slog.Logger) {
 	}
 }
 
-// noticeLimiter lets an unknown sender be told their id at most once per
-// period, so strangers cannot make the bot spam anyone.
-type noticeLimiter struct {
-	period time.Duration
-	mu     sync.Mutex
-	last   map[int64]time.Time
-}
+// strangerNoticePeriod is how often an unknown sender may be told their id,
+// so strangers cannot make the bot spam anyone.
+const strangerNoticePeriod = time.Hour
 
-func newNoticeLimiter(period time.Duration) *noticeLimiter {
-	return &noticeLimiter{period: period, last: map[int64]time.Time{}}
-}
-
-// allow reports whether user may be sent a notice now, and if so counts it.
-func (n *noticeLimiter) allow(user int64, now time.Time) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if t, ok := n.last[user]; ok && now.Sub(t) < n.period {
-		return false
+// tellStranger reports whether user may be told their id now, and if so
+// records it; the record outlives restarts. A store failure tells nobody.
+func (c *Channel) tellStranger(ctx context.Context, user int64) bool {
+	ok, err := c.store.ClaimNotice(ctx, "telegram.stranger:"+strconv.FormatInt(user, 10), strangerNoticePeriod)
+	if err != nil {
+		c.log.Error("record notice to an unknown sender", "user_id", user, "err", err)
 	}
-	if len(n.last) > 1024 {
-		for id, t := range n.last {
-			if now.Sub(t) >= n.period {
-				delete(n.last, id)
-			}
-		}
-	}
-	n.last[user] = now
-	return true
+	return ok
 }

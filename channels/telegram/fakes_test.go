@@ -21,6 +21,7 @@ type memStore struct {
 	outbox     []channels.OutboxItem
 	state      map[string]string
 	failRecord error
+	notices    map[string]time.Time
 }
 
 var _ Store = (*memStore)(nil)
@@ -57,6 +58,19 @@ func (s *memStore) PendingInbound(_ context.Context, channel string) ([]channels
 		}
 	}
 	return out, nil
+}
+
+func (s *memStore) ClaimNotice(_ context.Context, key string, period time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.notices == nil {
+		s.notices = map[string]time.Time{}
+	}
+	if at, ok := s.notices[key]; ok && (period <= 0 || time.Since(at) < period) {
+		return false, nil
+	}
+	s.notices[key] = time.Now()
+	return true, nil
 }
 
 // start marks an item as its turn's first record would.

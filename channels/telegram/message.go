@@ -65,7 +65,7 @@ func (c *Channel) prepare(ctx context.Context, it channels.InboxItem) (j *job, r
 	}
 	if !c.allow.Load().permits(m.From, m.Chat.ID) {
 		c.log.Warn("message from a sender not in allow_from", "user_id", m.From.ID, "username", m.From.Username, "chat_id", m.Chat.ID)
-		if c.notices.allow(m.From.ID, time.Now()) {
+		if c.tellStranger(ctx, m.From.ID) {
 			return nil, fmt.Sprintf(noticeUnknown, m.From.ID), false
 		}
 		return nil, "", false

@@ -131,14 +131,6 @@ func TestAllowList(t *testing.T) {
 	}
 }
 
-func TestNoticeLimiter(t *testing.T) {
-	n := newNoticeLimiter(time.Hour)
-	now := time.Now()
-	if !n.allow(1, now) || n.allow(1, now.Add(59*time.Minute)) || !n.allow(2, now) || !n.allow(1, now.Add(61*time.Minute)) {
-		t.Error("notices are not limited to one per hour per sender")
-	}
-}
-
 func TestTakeBatch(t *testing.T) {
 	text := func(id, sender int64) *job {
 		return &job{item: channels.InboxItem{ID: id, State: channels.InboxPending}, kind: jobText, sender: sender, text: fmt.Sprint(id)}
@@ -146,6 +138,11 @@ func TestTakeBatch(t *testing.T) {
 	started := func(id int64) *job {
 		j := text(id, 1)
 		j.item.State = channels.InboxStarted
+		return j
+	}
+	startedBy := func(id, message int64) *job {
+		j := started(id)
+		j.item.MessageID = message
 		return j
 	}
 	media := &job{item: channels.InboxItem{ID: 9, State: channels.InboxPending}, kind: jobMedia, sender: 1}
@@ -158,6 +155,7 @@ func TestTakeBatch(t *testing.T) {
 		{"senders split", []*job{text(1, 1), text(2, 2), text(3, 2)}, []int{1, 2}},
 		{"media alone", []*job{text(1, 1), media, text(3, 1)}, []int{1, 1, 1}},
 		{"interrupted turn resumes alone", []*job{started(1), started(2), text(3, 1)}, []int{2, 1}},
+		{"interrupted turns resume apart", []*job{startedBy(1, 10), startedBy(2, 10), startedBy(3, 20)}, []int{2, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := &chatQueue{jobs: tc.jobs}

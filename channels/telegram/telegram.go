@@ -81,6 +81,14 @@ type Store interface {
 	Inbox
 	Outbox
 	StateStore
+	Notices
+}
+
+// Notices remembers what a chat was told once, across restarts.
+type Notices interface {
+	// ClaimNotice reports whether the notice key may be given now (not
+	// given within period) and records it if so.
+	ClaimNotice(ctx context.Context, key string, period time.Duration) (bool, error)
 }
 
 // Inbox records inbound updates and tracks their progress.
@@ -154,7 +162,6 @@ type Channel struct {
 	startedAt   time.Time
 	running     atomic.Bool
 
-	notices   *noticeLimiter
 	disp      *dispatcher
 	send      *sender
 	approvals *approvals
@@ -190,7 +197,6 @@ func New(cfg Config, store Store, r Responder, s Sessions, tr Transcriber, logge
 		transcriber:  tr,
 		log:          logger.With("channel", channelName),
 		hooks:        hooks,
-		notices:      newNoticeLimiter(time.Hour),
 		approvals:    newApprovals(),
 		flushTimeout: defaultFlushTimeout,
 		ready:        make(chan struct{}),

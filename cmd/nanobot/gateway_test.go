@@ -183,6 +183,29 @@ func TestGatewayUnknownSenderCostsNothing(t *testing.T) {
 	if n := h.model.RequestCount(); n != 1 {
 		t.Errorf("%d model calls, want 1 (the stranger must cost none)", n)
 	}
+
+	// After a restart the stranger is not told again within the hour: the
+	// owner's next answer arrives, and still one notice went to the stranger.
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	h.tg.SendText(stranger, stranger, "eve", "hello again?")
+	h.model.Script(openaitest.Reply{Text: "second owner answer"})
+	h.tg.SendText(owner, owner, "ada", "hi again")
+	waitSentContaining(t, h.tg, owner, "second owner answer")
+	if err := h.stop(); err != nil { // delivers what is queued
+		t.Fatal(err)
+	}
+	notices := 0
+	for _, m := range h.tg.Sent() {
+		if m.ChatID == stranger {
+			notices++
+		}
+	}
+	if notices != 1 {
+		t.Errorf("the stranger was told their id %d times across a restart, want once", notices)
+	}
 }
 
 func TestGatewaySlowChatDoesNotBlockOthers(t *testing.T) {

@@ -67,6 +67,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		MaxChars:      cfg.Memory.MaxChars,
 		Scope:         r.scope,
 		Notify:        r.notifyChat,
+		Notices:       store,
 		Provider:      func() agent.Provider { return meteredProvider{r} },
 	}, logger, r.observeConsolidation)
 	return r, nil
