@@ -285,3 +285,84 @@ func logOutbox(t *testing.T, db *sql.DB, chat, tok string) {
 		t.Logf("  outbox %d for inbox %d (%s, message %d) at %d: %q", id, inbox, state, msg, created, text)
 	}
 }
+
+// TestChaosModel sends each kind of model failure at the built daemon, one
+// chat each. The daemon never exits; every message gets an answer or an
+// honest sentence; the next message of the same chat is answered normally.
+func TestChaosModel(t *testing.T) {
+	tg := telegramtest.NewServer(t, botToken)
+	model := openaitest.NewServer(t)
+	refuse := `{"error":{"message":"This model's maximum context length is 16384 tokens. However, your messages resulted in 40000 tokens.","code":"context_length_exceeded"}}`
+	scenarios := []struct {
+		name    string
+		replies []openaitest.Reply
+		want    string // in the first reply: the answer, or the honest sentence
+	}{
+		{"hangs past the timeout", []openaitest.Reply{{Delay: time.Hour}, {Text: "answer 0"}}, "answer 0"},
+		{"hangs every time", []openaitest.Reply{{Delay: time.Hour}, {Delay: time.Hour}}, "did not answer within"},
+		{"connection closed mid-response", []openaitest.Reply{{Cut: true, Text: "lost"}, {Text: "answer 2"}}, "answer 2"},
+		{"malformed body", []openaitest.Reply{{Body: `{"choices": [{"message": `}, {Text: "answer 3"}}, "answer 3"},
+		{"no choices", []openaitest.Reply{{Body: `{"id": "x", "object": "chat.completion", "choices": []}`}}, "Sorry"},
+		{"429 with Retry-After", []openaitest.Reply{{Status: 429, RetryAfter: "1"}, {Text: "answer 5"}}, "answer 5"},
+		{"500s", []openaitest.Reply{{Status: 500}, {Status: 500}}, "the model service failed (HTTP 500)"},
+		{"broken tool arguments", []openaitest.Reply{{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path": `}}}, {Text: "answer 7"}}, "answer 7"},
+		{"context length", []openaitest.Reply{{Status: 400, Body: refuse}, {Text: "answer 8"}}, "answer 8"},
+	}
+	ids := make([]string, len(scenarios))
+	for i := range ids {
+		ids[i] = strconv.Itoa(2000 + i)
+	}
+	cfg := gatewayConfig(t, t.TempDir(), tg, model, map[string]string{
+		"channels.telegram.allow_from": "[" + strings.Join(ids, ", ") + "]",
+		"provider.timeout":             "1s",
+		"provider.max_retries":         "1",
+	})
+	d := startDaemon(t, cfg)
+	for i, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			chat := int64(2000 + i)
+			model.Script(sc.replies...)
+			tg.SendText(chat, chat, "user", fmt.Sprintf("question %d", i))
+			got := waitSentTo(t, tg, chat, 1)
+			if !strings.Contains(got.Text, sc.want) {
+				t.Errorf("first reply = %q, want it to contain %q", got.Text, sc.want)
+			}
+			model.Script(openaitest.Reply{Text: fmt.Sprintf("normal %d", i)})
+			tg.SendText(chat, chat, "user", fmt.Sprintf("next %d", i))
+			if got := waitSentTo(t, tg, chat, 2); got.Text != fmt.Sprintf("normal %d", i) {
+				t.Errorf("next reply = %q, want the normal answer", got.Text)
+			}
+		})
+	}
+	select {
+	case <-d.done:
+		t.Fatalf("the daemon exited; logs:\n%s", d.logs.String())
+	default:
+	}
+	waitLogged(t, d.logs, "telegram channel running")
+	d.terminate(t)
+	if strings.Contains(d.logs.String(), testKey) {
+		t.Error("the API key appears in the daemon's logs")
+	}
+}
+
+// waitSentTo waits for the n-th message sent to chat and returns it.
+func waitSentTo(t *testing.T, tg *telegramtest.Server, chat int64, n int) telegramtest.Sent {
+	t.Helper()
+	ctx := waitCtx(t)
+	for total := 1; ; total++ {
+		sent, err := tg.WaitSent(ctx, total)
+		if err != nil {
+			t.Fatalf("no message %d to chat %d; sent: %+v", n, chat, tg.Sent())
+		}
+		var to []telegramtest.Sent
+		for _, s := range sent {
+			if s.ChatID == chat {
+				to = append(to, s)
+			}
+		}
+		if len(to) >= n {
+			return to[n-1]
+		}
+	}
+}

@@ -42,6 +42,9 @@ type Reply struct {
 	Hold <-chan struct{}
 	// Usage is reported in the reply.
 	Usage agent.Usage
+	// Cut sends the status line, the headers and half the body, then
+	// closes the connection: a reply broken off mid-response.
+	Cut bool
 }
 
 // script is the reply queue shared by Server and Scripted.
@@ -272,6 +275,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
+	if reply.Cut {
+		cut(w, completion(req.Model, reply))
+		return
+	}
 	if reply.Body != "" {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
@@ -283,6 +290,20 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, completion(req.Model, reply))
+}
+
+// cut writes half of v as a 200 response that announces all of it, then
+// closes the connection.
+func cut(w http.ResponseWriter, v any) {
+	body, _ := json.Marshal(v)
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	buf.Write(body[:len(body)/2])
+	buf.Flush()
 }
 
 func completion(model string, r Reply) goopenai.ChatCompletionResponse {
