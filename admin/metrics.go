@@ -43,6 +43,10 @@ type Metrics struct {
 	telegramErrors *prometheus.CounterVec
 	queueDepth     *prometheus.GaugeVec
 	consolidations *prometheus.CounterVec
+	backups        *prometheus.CounterVec
+	lastBackup     prometheus.Gauge
+	lastBackupSize prometheus.Gauge
+	tgRestarts     prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them, together with the Go
@@ -90,12 +94,29 @@ func NewMetrics() *Metrics {
 			Namespace: ns, Name: "consolidations_total",
 			Help: "Memory consolidations, by outcome.",
 		}, []string{"outcome"}),
+		backups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "backups_total",
+			Help: "Scheduled database backups (storage.backup), by outcome.",
+		}, []string{"outcome"}),
+		lastBackup: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "backup_last_success_timestamp_seconds",
+			Help: "Unix time of the newest checked database backup; 0 before the first.",
+		}),
+		lastBackupSize: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "backup_last_size_bytes",
+			Help: "Size of the newest checked database backup.",
+		}),
+		tgRestarts: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "telegram_transport_restarts_total",
+			Help: "Times the Telegram watchdog restarted the connection after a silence.",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.inbound, m.turns, m.modelCalls, m.modelDuration, m.modelTokens,
 		m.toolCalls, m.telegramErrors, m.queueDepth, m.consolidations,
+		m.backups, m.lastBackup, m.lastBackupSize, m.tgRestarts,
 	)
 	for _, o := range []string{TurnAnswered, TurnFailed, TurnStopped, TurnBudget} {
 		m.turns.WithLabelValues(o)
@@ -103,6 +124,7 @@ func NewMetrics() *Metrics {
 	for _, o := range []string{OutcomeOK, OutcomeError} {
 		m.modelCalls.WithLabelValues(o)
 		m.consolidations.WithLabelValues(o)
+		m.backups.WithLabelValues(o)
 	}
 	m.modelTokens.WithLabelValues("prompt")
 	m.modelTokens.WithLabelValues("completion")
@@ -190,4 +212,29 @@ func (m *Metrics) Consolidation(outcome string) {
 		return
 	}
 	m.consolidations.WithLabelValues(outcome).Inc()
+}
+
+// Backup counts a scheduled backup by outcome (OutcomeOK or OutcomeError).
+func (m *Metrics) Backup(outcome string) {
+	if m == nil {
+		return
+	}
+	m.backups.WithLabelValues(outcome).Inc()
+}
+
+// LastBackup records the newest checked backup: when it was taken and its size.
+func (m *Metrics) LastBackup(at time.Time, bytes int64) {
+	if m == nil || at.IsZero() {
+		return
+	}
+	m.lastBackup.Set(float64(at.UnixMilli()) / 1000)
+	m.lastBackupSize.Set(float64(bytes))
+}
+
+// TelegramRestart counts a restart of the Telegram connection by the watchdog.
+func (m *Metrics) TelegramRestart() {
+	if m == nil {
+		return
+	}
+	m.tgRestarts.Inc()
 }
