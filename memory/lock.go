@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,9 @@ func LockPath(dbPath string) string { return dbPath + ".lock" }
 // another process holds it, the error is a *LockedError (matching ErrLocked).
 func TryLock(dbPath string) (*Lock, error) {
 	path := LockPath(dbPath)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("lock database: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock database: %w", err)

@@ -14,13 +14,15 @@ import (
 	"syscall"
 
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/memory"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 // Exit codes: 78 (EX_CONFIG) tells supervisors that restarting will not
-// help until the configuration is fixed.
+// help until the configuration is fixed (a bad config, a rejected bot
+// token, a database from a newer version).
 const (
 	exitOK     = 0
 	exitFail   = 1
@@ -49,8 +51,12 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "nanobot:", err)
 	var cfgErr *config.Error
 	var usage usageError
+	var schema *memory.SchemaError
 	switch {
 	case errors.As(err, &cfgErr):
+		return exitConfig
+	case errors.As(err, &schema) && schema.Newer():
+		// An older binary on a newer database: restarting cannot help.
 		return exitConfig
 	case errors.As(err, &usage):
 		return exitUsage
@@ -89,6 +95,8 @@ Commands:
   audit [--since 24h] [--denied] [--chat ID]
                                      print the tool-call audit trail
   usage [--since 7d]                 print token usage per chat and day
+  backup [--force] FILE              write a checked copy of the database (safe while the gateway runs)
+  restore FILE                       replace the database with a backup, keeping the current one (gateway stopped)
   health [--ready] [--addr HOST:PORT]
                                      probe the admin endpoint of a running gateway
   version                            print the version
@@ -141,6 +149,10 @@ func (a *app) run(ctx context.Context, args []string) error {
 		return a.usage(ctx, cfgPath, rest)
 	case "health":
 		return a.health(ctx, cfgPath, rest)
+	case "backup":
+		return a.backupCmd(ctx, cfgPath, rest)
+	case "restore":
+		return a.restoreCmd(ctx, cfgPath, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(a.stdout, "nanobot", version)
 		return nil

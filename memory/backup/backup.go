@@ -74,7 +74,8 @@ const (
 )
 
 // New checks cfg and picks up the newest copy already in cfg.Dir, so a
-// restarted gateway keeps the rhythm and reports the last success.
+// restarted gateway keeps the rhythm and reports the last success. src may
+// be nil for a schedule that is only asked for its Status.
 func New(cfg Config, src Source, logger *slog.Logger) (*Schedule, error) {
 	if cfg.Dir == "" || cfg.Every <= 0 || cfg.Keep < 1 || cfg.Name == "" {
 		return nil, errors.New("backup schedule needs a directory, an interval, a name and at least one copy to keep")
