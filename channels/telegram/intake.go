@@ -278,17 +278,17 @@ func (c *Channel) serveWebhook(ctx context.Context, restarted <-chan struct{}) e
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
-	hbErr := c.registerWebhook(ctx)
-	if hbErr == nil {
-		hbErr = c.heartbeat(ctx, restarted)
+	fatal := c.registerWebhook(ctx)
+	if fatal == nil {
+		fatal = c.heartbeat(ctx, restarted)
 	}
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutCtx) // waits for handlers recording updates
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return errors.Join(hbErr, fmt.Errorf("webhook server: %w", err))
+		return errors.Join(fatal, fmt.Errorf("webhook server: %w", err))
 	}
-	return hbErr
+	return fatal
 }
 
 // registerWebhook tells Telegram where to post, retrying until it agrees.

@@ -120,7 +120,7 @@ func TestRestoreRefusedWhileGatewayRuns(t *testing.T) {
 	if r.code != exitFail {
 		t.Errorf("restore next to a running gateway = %d, want %d", r.code, exitFail)
 	}
-	for _, want := range []string{"a gateway (process " + fmt.Sprint(os.Getpid()) + ")", "stop it first", "systemctl stop nanobot", "docker compose stop nanobot"} {
+	for _, want := range []string{"a gateway is running", "nanobot process " + fmt.Sprint(os.Getpid()) + " holds", "stop the gateway first", "systemctl stop nanobot", "docker compose stop nanobot"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("the refusal does not say %q:\n%s", want, r.stderr)
 		}
@@ -134,12 +134,12 @@ func TestRestoreRefusedWhileGatewayRuns(t *testing.T) {
 	h.ask("are you?")
 
 	st := runCLI(t.Context(), "", "-c", h.cfg, "status")
-	if !strings.Contains(st.stdout, "running (a gateway (process") {
+	if !strings.Contains(st.stdout, "running (nanobot process") {
 		t.Errorf("status does not show the running gateway:\n%s", st.stdout)
 	}
 	// A second gateway on the same database is refused too.
 	second := runCLI(t.Context(), "", "-c", h.cfg, "gateway")
-	if second.code != exitFail || !strings.Contains(second.stderr, "already serves") {
+	if second.code != exitFail || !strings.Contains(second.stderr, "already holds") {
 		t.Errorf("second gateway = %d %s", second.code, second.stderr)
 	}
 }

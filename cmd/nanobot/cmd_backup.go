@@ -124,15 +124,17 @@ func (a *app) restoreCmd(ctx context.Context, cfgPath string, args []string) err
 var errGatewayRunning = errors.New("a gateway is running on this database")
 
 func gatewayRunning(db string, held *memory.LockedError) error {
-	return fmt.Errorf("%w: %s holds %s; stop it first (systemctl stop nanobot, docker compose stop nanobot, "+
-		"kubectl scale deploy/nanobot --replicas=0, or Ctrl-C in its terminal), restore, then start it again", errGatewayRunning, heldBy(held), db)
+	return fmt.Errorf("%w: %s holds %s; stop the gateway first (systemctl stop nanobot, docker compose stop nanobot, "+
+		"kubectl scale deploy/nanobot --replicas=0, or Ctrl-C in its terminal), restore, then start it again", errGatewayRunning, holder(held), db)
 }
 
-func heldBy(held *memory.LockedError) string {
+// holder names the process holding a database's lock: a gateway, or a
+// restore under way.
+func holder(held *memory.LockedError) string {
 	if held.PID > 0 {
-		return fmt.Sprintf("a gateway (process %d)", held.PID)
+		return fmt.Sprintf("nanobot process %d", held.PID)
 	}
-	return "a gateway"
+	return "another nanobot process"
 }
 
 func sizeOf(n int64) string {
@@ -152,7 +154,7 @@ func gatewayState(db string) string {
 	var held *memory.LockedError
 	switch {
 	case errors.As(err, &held):
-		return "running (" + heldBy(held) + ")"
+		return "running (" + holder(held) + " holds the database)"
 	case err != nil:
 		return "unknown: " + err.Error()
 	}

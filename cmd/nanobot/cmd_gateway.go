@@ -49,8 +49,8 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if err != nil {
 		var held *memory.LockedError
 		if errors.As(err, &held) {
-			return fmt.Errorf("%w: %s already serves %s; stop it before starting another, or give this one its own storage.path",
-				errGatewayRunning, heldBy(held), cfg.Storage.Path)
+			return fmt.Errorf("%w: %s already holds %s (another gateway, or a restore under way); "+
+				"stop it before starting this one, or give this one its own storage.path", errGatewayRunning, holder(held), cfg.Storage.Path)
 		}
 		return err
 	}
@@ -166,7 +166,7 @@ func telegramConfig(cfg *config.Config) telegram.Config {
 }
 
 // ready is /readyz: the database takes writes, Telegram answered within
-// silence (3 minutes), and a model endpoint is configured.
+// silence (--unready-after, 3 minutes), and a model endpoint is configured.
 func ready(ctx context.Context, rt *runtime, ch *telegram.Channel, silence time.Duration) error {
 	if err := rt.store.Ping(ctx); err != nil {
 		return fmt.Errorf("database not writable: %w", err)
