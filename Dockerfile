@@ -1,16 +1,23 @@
 # syntax=docker/dockerfile:1
 #
-# nanobot container image.
-#   docker build --build-arg VERSION=$(git describe --tags --always) -t nanobot .
-# Build stage: cgo is required by github.com/mattn/go-sqlite3.
-# Runtime stage: distroless base (glibc, ca-certificates, tzdata), running
-# as the distroless "nonroot" user, uid/gid 65532.
+# nanobot container images: one build stage, two runtime targets.
+#   docker build --target full --build-arg VERSION=$(git describe --tags --always) -t nanobot .
+#   docker build --target slim --build-arg VERSION=$(git describe --tags --always) -t nanobot:slim .
 #
-# The default is the debug variant because it carries busybox (sh, ls, grep,
-# wget, ... in /busybox): the agent's `exec` tool needs a shell. For an
-# image without any shell (exec then cannot run commands) build with
-#   --build-arg RUNTIME_IMAGE=gcr.io/distroless/base-debian12:nonroot
-ARG RUNTIME_IMAGE=gcr.io/distroless/base-debian12:debug-nonroot
+# full (the default: the last stage) is Debian slim with the tools owners ask
+# the assistant to use: git, curl, python3, jq, ripgrep, sqlite3, plus
+# ca-certificates and tzdata.
+# slim is distroless base (glibc, ca-certificates, tzdata) in its debug
+# variant, whose busybox (/busybox: sh, ls, grep, wget, ...) is the only shell
+# the `exec` tool gets. For no shell at all (exec then cannot run commands):
+#   --target slim --build-arg SLIM_IMAGE=gcr.io/distroless/base-debian12:nonroot
+#
+# Both run as uid/gid 65532 (distroless "nonroot") with a read-only root in
+# the manifests, keep everything on the /data volume and share the health
+# check. Both are Debian 12 (bookworm), as the build stage is: the cgo binary
+# needs the same glibc.
+ARG SLIM_IMAGE=gcr.io/distroless/base-debian12:debug-nonroot
+ARG FULL_IMAGE=debian:bookworm-slim
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -25,7 +32,7 @@ RUN go build -trimpath -tags sqlite_fts5 -ldflags="-s -w -X main.version=${VERSI
 # named volume on /data is writable (distroless has no shell to chown with).
 RUN mkdir -p /out/data
 
-FROM ${RUNTIME_IMAGE}
+FROM ${SLIM_IMAGE} AS slim
 COPY --from=build /out/nanobot /usr/local/bin/nanobot
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
@@ -34,6 +41,28 @@ WORKDIR /data
 # Inside a container, set gateway.listen to 0.0.0.0:18790 so the host can
 # reach the admin endpoint (see deploy/config.docker.yaml); the health check
 # runs inside the container and probes 127.0.0.1 either way.
+VOLUME ["/data"]
+ENV NANOBOT_CONFIG=/data/config.yaml
+EXPOSE 18790
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["nanobot", "health"]
+ENTRYPOINT ["nanobot"]
+CMD ["gateway"]
+
+FROM ${FULL_IMAGE} AS full
+# tools: the packages the assistant's exec tool can use; deploy_test.go checks the list.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git curl python3 jq ripgrep sqlite3 ca-certificates tzdata \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 65532 nonroot \
+ && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin nonroot
+COPY --from=build /out/nanobot /usr/local/bin/nanobot
+COPY --from=build --chown=65532:65532 /out/data /data
+USER 65532:65532
+WORKDIR /data
+# The root file system is read-only in the manifests: tools that write to
+# $HOME (git config, pip caches, shell history) use the /tmp tmpfs, and
+# Python writes no bytecode next to the system's modules.
+ENV HOME=/tmp PYTHONDONTWRITEBYTECODE=1
 VOLUME ["/data"]
 ENV NANOBOT_CONFIG=/data/config.yaml
 EXPOSE 18790

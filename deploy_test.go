@@ -233,82 +233,9 @@ func TestBuildFlagsCanonical(t *testing.T) {
 	}
 }
 
-func TestDockerfile(t *testing.T) {
-	src := readFile(t, "Dockerfile")
-	st := stages(parseDockerfile(src))
-	if len(st) < 3 {
-		t.Fatalf("Dockerfile has %d stages, want a build and a runtime stage", len(st)-1)
-	}
-	build, runtime := st[1], st[len(st)-1]
-
-	if from := build[0].args; !strings.HasPrefix(from, "golang:") || !strings.Contains(from, "bookworm") {
-		t.Errorf("build stage FROM %q, want golang:*-bookworm (glibc matching the runtime)", from)
-	}
-	if !slices.Contains(find(build, "ENV"), "CGO_ENABLED=1") {
-		t.Error("build stage does not set ENV CGO_ENABLED=1 (go-sqlite3 needs cgo)")
-	}
-
-	// The runtime image: a global ARG default or a literal.
-	image := runtime[0].args
-	if strings.HasPrefix(image, "${") {
-		name := strings.TrimSuffix(strings.TrimPrefix(image, "${"), "}")
-		for _, a := range find(st[0], "ARG") {
-			if v, ok := strings.CutPrefix(a, name+"="); ok {
-				image = v
-			}
-		}
-	}
-	if !strings.HasPrefix(image, "gcr.io/distroless/base-debian12:") || !strings.Contains(image, "nonroot") {
-		t.Errorf("runtime image %q, want distroless base (glibc) nonroot", image)
-	}
-
-	checks := []struct {
-		cmd, want string
-	}{
-		{"USER", runtimeUID + ":" + runtimeUID},
-		{"WORKDIR", dataDir},
-		{"VOLUME", `["` + dataDir + `"]`},
-		{"ENV", "NANOBOT_CONFIG=" + dockerConfig},
-		{"EXPOSE", adminPort},
-		{"COPY", "--from=build /out/nanobot /usr/local/bin/nanobot"},
-	}
-	for _, c := range checks {
-		if !slices.Contains(find(runtime, c.cmd), c.want) {
-			t.Errorf("runtime stage: no %s %s (have %q)", c.cmd, c.want, find(runtime, c.cmd))
-		}
-	}
-	if line := dockerBuildLine(t, src); !strings.Contains(line, " -o /out/nanobot ") {
-		t.Errorf("build line %q does not write /out/nanobot, which the runtime stage copies", line)
-	}
-
-	if ep := find(runtime, "ENTRYPOINT"); len(ep) != 1 || !slices.Equal(jsonArray(t, "ENTRYPOINT", ep[0]), []string{"nanobot"}) {
-		t.Errorf("ENTRYPOINT = %q, want [\"nanobot\"]", ep)
-	}
-	if cmd := find(runtime, "CMD"); len(cmd) != 1 || !slices.Equal(jsonArray(t, "CMD", cmd[0]), []string{"gateway"}) {
-		t.Errorf("CMD = %q, want [\"gateway\"]", cmd)
-	}
-	hc := find(runtime, "HEALTHCHECK")
-	if len(hc) != 1 {
-		t.Fatalf("runtime stage has %d HEALTHCHECKs, want 1", len(hc))
-	}
-	_, probe, ok := strings.Cut(hc[0], " CMD ")
-	if !ok || !slices.Equal(jsonArray(t, "HEALTHCHECK CMD", probe), []string{"nanobot", "health"}) {
-		t.Errorf("HEALTHCHECK %q, want CMD [\"nanobot\", \"health\"]", hc[0])
-	}
-
-	for _, in := range parseDockerfile(src) {
-		if (in.cmd == "ENV" || in.cmd == "ARG") && secretName.MatchString(in.args) {
-			t.Errorf("Dockerfile %s %s: secrets must come from the runtime environment, not the image", in.cmd, in.args)
-		}
-		if (in.cmd == "COPY" || in.cmd == "ADD") && strings.Contains(in.args, ".env") {
-			t.Errorf("Dockerfile %s %s copies an env file into the image", in.cmd, in.args)
-		}
-	}
-}
-
 func TestDockerignore(t *testing.T) {
 	lines := strings.Split(readFile(t, ".dockerignore"), "\n")
-	for _, want := range []string{".git", "data/", "workspace/", "*.db", ".env", "**/.env"} {
+	for _, want := range []string{".git", "data/", "workspace/", "*.db", ".env", "**/.env", "litestream.env", "**/litestream.env"} {
 		if !slices.Contains(lines, want) {
 			t.Errorf(".dockerignore does not exclude %q", want)
 		}
@@ -321,7 +248,10 @@ type composeService struct {
 	Build struct {
 		Context    string `yaml:"context"`
 		Dockerfile string `yaml:"dockerfile"`
+		Target     string `yaml:"target"`
 	} `yaml:"build"`
+	Image       string            `yaml:"image"`
+	Profiles    []string          `yaml:"profiles"`
 	Command     []string          `yaml:"command"`
 	Restart     string            `yaml:"restart"`
 	User        string            `yaml:"user"`
@@ -340,14 +270,19 @@ type composeService struct {
 	StopGracePeriod string `yaml:"stop_grace_period"`
 }
 
-func TestCompose(t *testing.T) {
+func composeServices(t *testing.T) map[string]composeService {
+	t.Helper()
 	var f struct {
 		Services map[string]composeService `yaml:"services"`
 	}
 	if err := yaml.Unmarshal([]byte(readFile(t, "deploy/docker-compose.yml")), &f); err != nil {
 		t.Fatalf("deploy/docker-compose.yml: %v", err)
 	}
-	s, ok := f.Services["nanobot"]
+	return f.Services
+}
+
+func TestCompose(t *testing.T) {
+	s, ok := composeServices(t)["nanobot"]
 	if !ok {
 		t.Fatal("deploy/docker-compose.yml has no nanobot service")
 	}
@@ -371,11 +306,29 @@ func TestCompose(t *testing.T) {
 		{"mem_limit", s.MemLimit != ""},
 		{"port on the host's loopback only", slices.Equal(s.Ports, []string{"127.0.0.1:" + adminPort + ":" + adminPort})},
 		{"healthcheck nanobot health", slices.Equal(s.Healthcheck.Test, []string{"CMD", "nanobot", "health"})},
+		{"build target full (the image with tools)", s.Build.Target == "full"},
+		{"no profile: it always runs", len(s.Profiles) == 0},
 	}
 	for _, c := range checks {
 		if !c.ok {
 			t.Errorf("compose service nanobot: want %s", c.name)
 		}
+	}
+	// Switching images is one line: the target line, which names both.
+	targetLines := 0
+	for _, l := range strings.Split(readFile(t, "deploy/docker-compose.yml"), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "target:") {
+			targetLines++
+			if !strings.Contains(l, "slim") {
+				t.Errorf("compose target line %q does not say how to switch to slim", strings.TrimSpace(l))
+			}
+		}
+	}
+	if targetLines != 1 {
+		t.Errorf("compose has %d target lines, want the one line that switches images", targetLines)
+	}
+	if _, ok := dockerStages(t)[s.Build.Target]; !ok {
+		t.Errorf("compose builds target %q, which the Dockerfile lacks", s.Build.Target)
 	}
 	grace, err := time.ParseDuration(s.StopGracePeriod)
 	if err != nil || grace <= shutdownTimeout(t) {
@@ -483,6 +436,46 @@ type k8sProbe struct {
 	} `yaml:"httpGet"`
 }
 
+type k8sContainer struct {
+	Name  string   `yaml:"name"`
+	Image string   `yaml:"image"`
+	Args  []string `yaml:"args"`
+	Env   []struct {
+		Name  string `yaml:"name"`
+		Value string `yaml:"value"`
+	} `yaml:"env"`
+	EnvFrom []struct {
+		SecretRef *struct {
+			Name string `yaml:"name"`
+		} `yaml:"secretRef"`
+	} `yaml:"envFrom"`
+	Ports []struct {
+		ContainerPort int `yaml:"containerPort"`
+	} `yaml:"ports"`
+	LivenessProbe   k8sProbe `yaml:"livenessProbe"`
+	ReadinessProbe  k8sProbe `yaml:"readinessProbe"`
+	SecurityContext struct {
+		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+		ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
+	} `yaml:"securityContext"`
+	VolumeMounts []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+		SubPath   string `yaml:"subPath"`
+		ReadOnly  bool   `yaml:"readOnly"`
+	} `yaml:"volumeMounts"`
+}
+
+// container returns the container called name, or nil.
+func container(cs []k8sContainer, name string) *k8sContainer {
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
 type k8sDeployment struct {
 	Replicas int `yaml:"replicas"`
 	Strategy struct {
@@ -495,27 +488,9 @@ type k8sDeployment struct {
 				RunAsNonRoot bool `yaml:"runAsNonRoot"`
 				RunAsUser    int  `yaml:"runAsUser"`
 			} `yaml:"securityContext"`
-			Containers []struct {
-				Args []string `yaml:"args"`
-				Env  []struct {
-					Name  string `yaml:"name"`
-					Value string `yaml:"value"`
-				} `yaml:"env"`
-				Ports []struct {
-					ContainerPort int `yaml:"containerPort"`
-				} `yaml:"ports"`
-				LivenessProbe   k8sProbe `yaml:"livenessProbe"`
-				ReadinessProbe  k8sProbe `yaml:"readinessProbe"`
-				SecurityContext struct {
-					AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
-					ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
-				} `yaml:"securityContext"`
-				VolumeMounts []struct {
-					Name      string `yaml:"name"`
-					MountPath string `yaml:"mountPath"`
-				} `yaml:"volumeMounts"`
-			} `yaml:"containers"`
-			Volumes []struct {
+			InitContainers []k8sContainer `yaml:"initContainers"`
+			Containers     []k8sContainer `yaml:"containers"`
+			Volumes        []struct {
 				Name                  string `yaml:"name"`
 				PersistentVolumeClaim *struct {
 					ClaimName string `yaml:"claimName"`
@@ -528,6 +503,7 @@ type k8sDeployment struct {
 	} `yaml:"template"`
 }
 
+// kubernetesObjects are the manifest's objects by "Kind/name".
 func kubernetesObjects(t *testing.T) map[string]k8sObject {
 	t.Helper()
 	dec := yaml.NewDecoder(strings.NewReader(readFile(t, "deploy/kubernetes.yaml")))
@@ -542,31 +518,33 @@ func kubernetesObjects(t *testing.T) map[string]k8sObject {
 			t.Fatalf("deploy/kubernetes.yaml: %v", err)
 		}
 		if o.Kind != "" {
-			objs[o.Kind] = o
+			objs[o.Kind+"/"+o.Metadata.Name] = o
 		}
 	}
 }
 
 func TestKubernetes(t *testing.T) {
 	objs := kubernetesObjects(t)
-	for _, kind := range []string{"Deployment", "PersistentVolumeClaim", "Secret", "ConfigMap"} {
-		if _, ok := objs[kind]; !ok {
-			t.Errorf("deploy/kubernetes.yaml has no %s", kind)
+	for _, key := range []string{"Deployment/nanobot", "PersistentVolumeClaim/nanobot-data", "Secret/nanobot-secrets", "Secret/nanobot-litestream", "ConfigMap/nanobot-config"} {
+		if _, ok := objs[key]; !ok {
+			t.Errorf("deploy/kubernetes.yaml has no %s", key)
 		}
 	}
-	for k, v := range objs["Secret"].StringData {
-		if v != "" {
-			t.Errorf("Secret %s holds a value; the manifest must only carry empty placeholders", k)
+	for key, o := range objs {
+		for k, v := range o.StringData {
+			if v != "" {
+				t.Errorf("%s: %s holds a value; the manifest must only carry empty placeholders", key, k)
+			}
 		}
 	}
 	for _, k := range []string{"TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY"} {
-		if _, ok := objs["Secret"].StringData[k]; !ok {
+		if _, ok := objs["Secret/nanobot-secrets"].StringData[k]; !ok {
 			t.Errorf("Secret lacks %s", k)
 		}
 	}
 
 	var d k8sDeployment
-	dep := objs["Deployment"]
+	dep := objs["Deployment/nanobot"]
 	if err := dep.Spec.Decode(&d); err != nil {
 		t.Fatalf("Deployment spec: %v", err)
 	}
@@ -580,10 +558,11 @@ func TestKubernetes(t *testing.T) {
 	if !pod.SecurityContext.RunAsNonRoot || strconv.Itoa(pod.SecurityContext.RunAsUser) != runtimeUID {
 		t.Errorf("pod securityContext %+v, want runAsNonRoot and runAsUser %s", pod.SecurityContext, runtimeUID)
 	}
-	if len(pod.Containers) != 1 {
-		t.Fatalf("Deployment has %d containers, want 1", len(pod.Containers))
+	cp := container(pod.Containers, "nanobot")
+	if cp == nil {
+		t.Fatalf("Deployment has no nanobot container")
 	}
-	c := pod.Containers[0]
+	c := *cp
 	if !slices.Equal(c.Args, []string{"gateway"}) {
 		t.Errorf("container args %q, want [gateway]", c.Args)
 	}
@@ -617,13 +596,13 @@ func TestKubernetes(t *testing.T) {
 	}
 	for _, v := range pod.Volumes {
 		switch {
-		case v.Name == mounts[dataDir] && (v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != objs["PersistentVolumeClaim"].Metadata.Name):
+		case v.Name == mounts[dataDir] && (v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != objs["PersistentVolumeClaim/nanobot-data"].Metadata.Name):
 			t.Errorf("volume %s on %s is not the PersistentVolumeClaim", v.Name, dataDir)
-		case v.Name == mounts[filepath.Dir(configPath)] && (v.ConfigMap == nil || v.ConfigMap.Name != objs["ConfigMap"].Metadata.Name):
+		case v.Name == mounts[filepath.Dir(configPath)] && (v.ConfigMap == nil || v.ConfigMap.Name != objs["ConfigMap/nanobot-config"].Metadata.Name):
 			t.Errorf("volume %s on %s is not the ConfigMap", v.Name, filepath.Dir(configPath))
 		}
 	}
-	if _, ok := objs["ConfigMap"].Data[filepath.Base(configPath)]; !ok {
+	if _, ok := objs["ConfigMap/nanobot-config"].Data[filepath.Base(configPath)]; !ok {
 		t.Errorf("ConfigMap has no %s, which NANOBOT_CONFIG %q names", filepath.Base(configPath), configPath)
 	}
 }
@@ -651,7 +630,7 @@ func TestContainerConfigs(t *testing.T) {
 		path, src string
 	}{
 		"deploy/config.docker.yaml": {dockerConfig, readFile(t, "deploy/config.docker.yaml")},
-		"kubernetes ConfigMap":      {k8sConfigPath(t), kubernetesObjects(t)["ConfigMap"].Data["config.yaml"]},
+		"kubernetes ConfigMap":      {k8sConfigPath(t), kubernetesObjects(t)["ConfigMap/nanobot-config"].Data["config.yaml"]},
 	}
 	env := func(name string) (string, bool) {
 		switch name {
@@ -685,11 +664,11 @@ func TestContainerConfigs(t *testing.T) {
 func k8sConfigPath(t *testing.T) string {
 	t.Helper()
 	var d k8sDeployment
-	dep := kubernetesObjects(t)["Deployment"]
-	if err := dep.Spec.Decode(&d); err != nil || len(d.Template.Spec.Containers) == 0 {
+	dep := kubernetesObjects(t)["Deployment/nanobot"]
+	if err := dep.Spec.Decode(&d); err != nil || container(d.Template.Spec.Containers, "nanobot") == nil {
 		t.Fatalf("Deployment spec: %v", err)
 	}
-	for _, e := range d.Template.Spec.Containers[0].Env {
+	for _, e := range container(d.Template.Spec.Containers, "nanobot").Env {
 		if e.Name == "NANOBOT_CONFIG" {
 			return e.Value
 		}

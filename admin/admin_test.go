@@ -463,3 +463,37 @@ type discardWriter struct{}
 func (discardWriter) Header() http.Header         { return http.Header{} }
 func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (discardWriter) WriteHeader(int)             {}
+
+func TestBackupAndWatchdogMetrics(t *testing.T) {
+	m := NewMetrics()
+	s := startServer(t, m, nil)
+	_, body := get(t, http.MethodGet, "http://"+s.Addr()+"/metrics")
+	for _, w := range []string{`nanobot_backups_total{outcome="ok"} 0`, `nanobot_backup_last_success_timestamp_seconds 0`,
+		`nanobot_telegram_transport_restarts_total 0`} {
+		if !hasLinePrefix(strings.Split(body, "\n"), w) {
+			t.Errorf("before any event, /metrics has no line starting %q", w)
+		}
+	}
+	m.Backup(OutcomeOK)
+	m.Backup(OutcomeError)
+	m.LastBackup(time.Unix(1700000000, 500_000_000), 4096)
+	m.LastBackup(time.Time{}, 1) // no backup yet: ignored
+	m.TelegramRestart()
+	_, body = get(t, http.MethodGet, "http://"+s.Addr()+"/metrics")
+	lines := strings.Split(body, "\n")
+	for _, w := range []string{
+		`nanobot_backups_total{outcome="ok"} 1`,
+		`nanobot_backups_total{outcome="error"} 1`,
+		`nanobot_backup_last_success_timestamp_seconds 1.7000000005e+09`,
+		`nanobot_backup_last_size_bytes 4096`,
+		`nanobot_telegram_transport_restarts_total 1`,
+	} {
+		if !hasLinePrefix(lines, w) {
+			t.Errorf("/metrics has no line starting %q", w)
+		}
+	}
+	var nilM *Metrics
+	nilM.Backup(OutcomeOK)
+	nilM.LastBackup(time.Now(), 1)
+	nilM.TelegramRestart()
+}

@@ -56,7 +56,11 @@ func NewMetrics() *Metrics {
 	for _, o := range []string{OutcomeOK, OutcomeError} {
 		m.counter("nanobot_model_calls_total", "outcome", o)
 		m.counter("nanobot_consolidations_total", "outcome", o)
+		m.counter("nanobot_backups_total", "outcome", o)
 	}
+	m.set.GetOrCreateGauge("nanobot_backup_last_success_timestamp_seconds", nil)
+	m.set.GetOrCreateGauge("nanobot_backup_last_size_bytes", nil)
+	m.counter("nanobot_telegram_transport_restarts_total")
 	m.counter("nanobot_model_tokens_total", "kind", "prompt")
 	m.counter("nanobot_model_tokens_total", "kind", "completion")
 	m.SetQueue(QueuePending, 0)
@@ -177,4 +181,31 @@ func (m *Metrics) Consolidation(outcome string) {
 		return
 	}
 	m.counter("nanobot_consolidations_total", "outcome", outcome).Inc()
+}
+
+// Backup counts a scheduled backup by outcome (OutcomeOK or OutcomeError).
+func (m *Metrics) Backup(outcome string) {
+	if m == nil {
+		return
+	}
+	m.counter("nanobot_backups_total", "outcome", outcome).Inc()
+}
+
+// LastBackup records the newest checked backup: when it was taken (unix
+// seconds; 0 before the first) and its size.
+func (m *Metrics) LastBackup(at time.Time, bytes int64) {
+	if m == nil || at.IsZero() {
+		return
+	}
+	m.set.GetOrCreateGauge("nanobot_backup_last_success_timestamp_seconds", nil).Set(float64(at.UnixMilli()) / 1000)
+	m.set.GetOrCreateGauge("nanobot_backup_last_size_bytes", nil).Set(float64(bytes))
+}
+
+// TelegramRestart counts a restart of the Telegram connection by the
+// watchdog after a silence.
+func (m *Metrics) TelegramRestart() {
+	if m == nil {
+		return
+	}
+	m.counter("nanobot_telegram_transport_restarts_total").Inc()
 }

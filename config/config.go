@@ -71,7 +71,15 @@ type Agent struct {
 
 // Storage locates the SQLite database.
 type Storage struct {
-	Path string `yaml:"path"` // absolute after Load
+	Path   string `yaml:"path"` // absolute after Load
+	Backup Backup `yaml:"backup"`
+}
+
+// Backup configures the gateway's periodic database backups.
+type Backup struct {
+	Dir   string        `yaml:"dir"`   // empty = off; absolute after Load
+	Every time.Duration `yaml:"every"` // at least 1m
+	Keep  int           `yaml:"keep"`  // copies kept, the newest; 1..1000
 }
 
 // Memory configures long-term memory and consolidation.
@@ -199,7 +207,7 @@ func Default() *Config {
 			TurnTimeout:      10 * time.Minute,
 			ContextTokens:    32000,
 		},
-		Storage: Storage{Path: "./data/nanobot.db"},
+		Storage: Storage{Path: "./data/nanobot.db", Backup: Backup{Every: 24 * time.Hour, Keep: 7}},
 		Memory:  Memory{Scope: ScopeGlobal, Window: 50, MaxChars: 8000},
 		Tools: Tools{
 			RestrictToWorkspace: true,

@@ -77,6 +77,10 @@ func ExampleConfig_Redacted() {
 	//   daily_token_budget: 0
 	// storage:
 	//   path: /etc/nanobot/data/nanobot.db
+	//   backup:
+	//     dir: ""
+	//     every: 24h
+	//     keep: 7
 	// memory:
 	//   scope: global
 	//   window: 50

@@ -167,7 +167,7 @@ func needsRestart(key string) bool {
 		"channels.telegram.enabled", "channels.telegram.token", "channels.telegram.api_url", "channels.telegram.mode":
 		return true
 	}
-	return strings.HasPrefix(key, "channels.telegram.webhook.")
+	return strings.HasPrefix(key, "channels.telegram.webhook.") || strings.HasPrefix(key, "storage.backup.")
 }
 
 // leaves calls fn for every key that holds a value (not a section) of the struct v, in file order.

@@ -88,6 +88,16 @@ func (c *Config) normalize(dir string, env func(string) (string, bool)) []*Error
 		}
 		*p.val = abs
 	}
+	if b := &c.Storage.Backup; strings.TrimSpace(b.Dir) != "" {
+		abs, err := absPath(b.Dir, dir, env)
+		if err != nil {
+			fail("storage.backup.dir", "%v", err)
+		} else {
+			b.Dir = abs
+		}
+	} else {
+		b.Dir = ""
+	}
 	t := &c.Channels.Telegram
 	for i, u := range t.AllowFrom {
 		n, ok := normalizeUser(u)
@@ -262,6 +272,7 @@ func (c *Config) problems() []*Error {
 	if c.Storage.Path == "" {
 		k.fail("storage.path", "must not be empty")
 	}
+	c.checkBackup(k)
 
 	m := c.Memory
 	k.oneOf("memory.scope", m.Scope, ScopeGlobal, ScopeChat)
@@ -277,6 +288,31 @@ func (c *Config) problems() []*Error {
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 	return k.errs
+}
+
+func (c *Config) checkBackup(k *checker) {
+	b := c.Storage.Backup
+	if b.Every < time.Minute {
+		k.fail("storage.backup.every", "must be at least 1m")
+	}
+	k.between("storage.backup.keep", int64(b.Keep), 1, 1000)
+	if b.Dir == "" {
+		return
+	}
+	// The copies hold every conversation: out of the tools' reach, and
+	// never where the database itself lives.
+	if ws := c.Agent.Workspace; ws != "" && within(b.Dir, ws) {
+		k.fail("storage.backup.dir", "must not be inside agent.workspace, where the tools could read or remove the copies")
+	}
+	if b.Dir == c.Storage.Path {
+		k.fail("storage.backup.dir", "must be a directory, not the database")
+	}
+}
+
+// within reports whether path is dir or lies under it (both clean and absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func (c *Config) checkTools(k *checker) {

@@ -70,22 +70,68 @@ func userVersion(ctx context.Context, q rowQuerier) (int, error) {
 	return v, nil
 }
 
-// migrate applies the migrations the database lacks. Another process may
-// migrate at the same time: each step re-reads the version under the write
-// lock and skips what is already done.
-func (s *Store) migrate(ctx context.Context, fts5 bool) error {
+// SchemaError reports a database whose schema this program cannot use: one
+// written by a newer version (migrations only go forward, so an older binary
+// must not touch it), or, for a read-only open, one not yet migrated.
+type SchemaError struct {
+	Path     string
+	Database int // the highest migration recorded in the database
+	Program  int // the highest migration this program knows
+}
+
+func (e *SchemaError) Error() string {
+	if e.Database > e.Program {
+		return fmt.Sprintf("the database %s was written by a newer nanobot (schema version %d; this version knows up to %d): "+
+			"run the newer version again, or restore a backup this version made (nanobot restore FILE)", e.Path, e.Database, e.Program)
+	}
+	return fmt.Sprintf("the database %s has schema version %d, this program needs %d (open it read-write once to migrate)",
+		e.Path, e.Database, e.Program)
+}
+
+// Newer reports that the database comes from a newer program.
+func (e *SchemaError) Newer() bool { return e.Database > e.Program }
+
+// SchemaVersion is the highest schema version this program knows.
+func SchemaVersion() int {
+	ms, err := loadMigrations(migrationData{})
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+// migrate applies the migrations the database lacks.
+func (s *Store) migrate(ctx context.Context, path string, fts5 bool) error {
 	ms, err := loadMigrations(migrationData{FTS5: fts5})
 	if err != nil {
 		return err
+	}
+	return s.apply(ctx, path, ms)
+}
+
+// apply runs the migrations of ms newer than the database, each in its own
+// write transaction with the version bump, so a failing step leaves the
+// database as the previous step left it. There are no down migrations: a
+// database newer than the program is refused. Another process may migrate
+// at the same time: each step re-reads the version under the write lock and
+// skips what is already done. (Statements that cannot run in a transaction,
+// such as VACUUM or PRAGMA journal_mode, do not belong in a migration.)
+func (s *Store) apply(ctx context.Context, path string, ms []migration) error {
+	latest := 0
+	if len(ms) > 0 {
+		latest = ms[len(ms)-1].version
 	}
 	current, err := userVersion(ctx, s.db)
 	if err != nil {
 		return err
 	}
-	if current > len(ms) {
-		return fmt.Errorf("database schema version %d is newer than this program's %d", current, len(ms))
+	if current > latest {
+		return &SchemaError{Path: path, Database: current, Program: latest}
 	}
-	for _, m := range ms[current:] {
+	for _, m := range ms {
+		if m.version <= current {
+			continue
+		}
 		err := s.write(ctx, func(tx *sql.Tx) error {
 			v, err := userVersion(ctx, tx)
 			if err != nil || v >= m.version {
@@ -105,17 +151,13 @@ func (s *Store) migrate(ctx context.Context, fts5 bool) error {
 }
 
 // checkVersion refuses a database whose schema this program does not match.
-func (s *Store) checkVersion(ctx context.Context) error {
-	ms, err := loadMigrations(migrationData{})
-	if err != nil {
-		return err
-	}
+func (s *Store) checkVersion(ctx context.Context, path string) error {
 	v, err := userVersion(ctx, s.db)
 	if err != nil {
 		return err
 	}
-	if v != len(ms) {
-		return fmt.Errorf("database schema version %d, this program needs %d (open it read-write once to migrate)", v, len(ms))
+	if want := SchemaVersion(); v != want {
+		return &SchemaError{Path: path, Database: v, Program: want}
 	}
 	return nil
 }

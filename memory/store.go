@@ -39,7 +39,8 @@ const (
 
 // Store is nanobot's database. It is safe for concurrent use.
 type Store struct {
-	db *sql.DB
+	db   *sql.DB
+	path string // absolute
 	// ping is a separate pool for the write probe, so the probe never queues
 	// behind the store's own connections.
 	ping *sql.DB
@@ -104,7 +105,7 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 
-	s := &Store{db: db, writer: make(chan struct{}, 1)}
+	s := &Store{db: db, path: abs, writer: make(chan struct{}, 1)}
 	if err := s.init(ctx, abs, opt); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open database: %w", err)
@@ -139,10 +140,10 @@ func (s *Store) init(ctx context.Context, path string, opt options) error {
 		}
 	}
 	if opt.readOnly {
-		if err := s.checkVersion(ctx); err != nil {
+		if err := s.checkVersion(ctx, path); err != nil {
 			return err
 		}
-	} else if err := s.migrate(ctx, fts5Available); err != nil {
+	} else if err := s.migrate(ctx, path, fts5Available); err != nil {
 		return err
 	}
 	var ddl string

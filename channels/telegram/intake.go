@@ -26,22 +26,35 @@ const allowedUpdates = `["message","callback_query"]`
 
 const maxUpdateBytes = 4 << 20
 
-// intake receives updates until ctx is done.
+// intake receives updates until ctx is done, with the watchdog beside it.
+// It returns early only with an error wrapping ErrBadToken: Telegram
+// rejected the token, and nothing but a new one helps.
 func (c *Channel) intake(ctx context.Context) error {
+	restarted := make(chan struct{}, 1)
+	c.alive()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		c.watch(watchCtx, restarted)
+	}()
+	defer func() { stopWatch(); <-watching }()
 	if c.cfg.Mode == "webhook" {
-		return c.serveWebhook(ctx)
+		return c.serveWebhook(ctx, restarted)
 	}
-	c.poll(ctx)
-	return nil
+	return c.poll(ctx)
 }
 
 // poll long-polls getUpdates. The offset only moves past an update once it
 // is recorded, so a crash at any point loses nothing: Telegram resends what
 // was not acknowledged and the inbox drops what it already holds.
-func (c *Channel) poll(ctx context.Context) {
+func (c *Channel) poll(ctx context.Context) error {
 	var offset int64
 	var wait time.Duration
+	conflict := false // the 409 was explained; said again only after polling worked
 	for ctx.Err() == nil {
+		gen := c.tr.generation()
 		raws, err := c.getUpdates(ctx, offset)
 		if err == nil {
 			var next int64
@@ -53,23 +66,40 @@ func (c *Channel) poll(ctx context.Context) {
 			offset = max(offset, next)
 		}
 		if err == nil {
-			wait = 0
+			wait, conflict = 0, false
 			continue
 		}
 		if ctx.Err() != nil {
-			return
+			return nil
+		}
+		if c.tr.generation() != gen {
+			// The watchdog cut this call off and said why; go again at once.
+			wait = 0
+			continue
+		}
+		if errors.Is(err, bot.ErrorUnauthorized) {
+			c.tokenRejected(ctx)
+			return fmt.Errorf("%w (getUpdates: %v)", ErrBadToken, err)
 		}
 		wait = nextBackoff(wait)
 		if kind, after := classify(err); kind == failRetryAfter {
 			wait = after
 		}
-		if errors.Is(err, bot.ErrorConflict) {
-			c.log.Error("telegram refused getUpdates: another instance or a webhook is using this bot", "err", err, "retry_in", wait)
-		} else {
+		switch {
+		case errors.Is(err, bot.ErrorConflict) && !conflict:
+			conflict = true
+			c.log.Error("telegram refused getUpdates with 409 Conflict: another program is polling with this bot token, or a webhook is set for it",
+				"what_to_do", "stop the other nanobot (or any other program) using this token, since only one may poll; "+
+					"a webhook set by another setup goes away when this gateway restarts in polling mode",
+				"err", err, "retry_in", wait)
+		case errors.Is(err, bot.ErrorConflict):
+			c.log.Debug("getUpdates still in conflict", "retry_in", wait)
+		default:
 			c.log.Warn("fetch updates", "err", err, "retry_in", wait)
 		}
 		sleepCtx(ctx, wait)
 	}
+	return nil
 }
 
 // apiError is a Bot API refusal of a call the channel makes itself. It wraps
@@ -144,6 +174,7 @@ func (c *Channel) getUpdates(ctx context.Context, offset int64) ([]json.RawMessa
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&env); err != nil {
 		return nil, c.scrub(fmt.Errorf("getUpdates: decode answer (HTTP %d): %w", resp.StatusCode, err))
 	}
+	c.alive() // Telegram answered: the connection works, whatever it said
 	if !env.OK {
 		if env.ErrorCode == http.StatusTooManyRequests {
 			return nil, &bot.TooManyRequestsError{Message: env.Description, RetryAfter: env.Parameters.RetryAfter}
@@ -224,7 +255,7 @@ func (c *Channel) accept(ctx context.Context, raw []byte) error {
 
 // serveWebhook runs the HTTPS endpoint (TLS ends at the reverse proxy) and
 // registers it with Telegram.
-func (c *Channel) serveWebhook(ctx context.Context) error {
+func (c *Channel) serveWebhook(ctx context.Context, restarted <-chan struct{}) error {
 	ln, err := net.Listen("tcp", c.cfg.WebhookListen)
 	if err != nil {
 		return fmt.Errorf("channels.telegram.webhook.listen: %w", err)
@@ -247,19 +278,22 @@ func (c *Channel) serveWebhook(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
-	c.registerWebhook(ctx)
-	c.heartbeat(ctx)
+	fatal := c.registerWebhook(ctx)
+	if fatal == nil {
+		fatal = c.heartbeat(ctx, restarted)
+	}
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutCtx) // waits for handlers recording updates
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("webhook server: %w", err)
+		return errors.Join(fatal, fmt.Errorf("webhook server: %w", err))
 	}
-	return nil
+	return fatal
 }
 
 // registerWebhook tells Telegram where to post, retrying until it agrees.
-func (c *Channel) registerWebhook(ctx context.Context) {
+// It returns an error wrapping ErrBadToken when Telegram rejects the token.
+func (c *Channel) registerWebhook(ctx context.Context) error {
 	var wait time.Duration
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -271,15 +305,19 @@ func (c *Channel) registerWebhook(ctx context.Context) {
 		cancel()
 		if err == nil {
 			c.log.Info("webhook registered")
-			return
+			return nil
 		}
 		if ctx.Err() != nil {
-			return
+			return nil
+		}
+		if errors.Is(err, bot.ErrorUnauthorized) {
+			c.tokenRejected(ctx)
+			return fmt.Errorf("%w (setWebhook: %v)", ErrBadToken, c.scrub(err))
 		}
 		wait = nextBackoff(wait)
 		c.log.Warn("register webhook", "err", c.scrub(err), "retry_in", wait)
 		if !sleepCtx(ctx, wait) {
-			return
+			return nil
 		}
 	}
 }
@@ -304,6 +342,9 @@ func (c *Channel) webhookHandler() http.Handler {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
+		// Telegram reached us: contact, and a sign of life for the watchdog.
+		c.touch()
+		c.alive()
 		if err := c.accept(r.Context(), raw); err != nil {
 			c.log.Error("record webhook update", "err", err)
 			http.Error(w, "try again", http.StatusInternalServerError)
@@ -315,20 +356,34 @@ func (c *Channel) webhookHandler() http.Handler {
 
 // heartbeat calls getMe every Heartbeat until ctx ends. In webhook mode
 // Telegram calls us, so without it LastContact (and /readyz) would go stale
-// whenever nobody writes to the bot.
-func (c *Channel) heartbeat(ctx context.Context) {
+// whenever nobody writes to the bot. After the watchdog restarted the
+// connections it registers the webhook again, in case Telegram dropped it.
+// It returns an error wrapping ErrBadToken when Telegram rejects the token.
+func (c *Channel) heartbeat(ctx context.Context, restarted <-chan struct{}) error {
 	tick := time.NewTicker(c.cfg.Heartbeat)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
+		case <-restarted:
+			if err := c.registerWebhook(ctx); err != nil {
+				return err
+			}
+			continue
 		case <-tick.C:
 		}
 		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := c.bot.GetMe(callCtx); err != nil && ctx.Err() == nil {
+		_, err := c.bot.GetMe(callCtx)
+		cancel()
+		switch {
+		case err == nil:
+			c.alive()
+		case errors.Is(err, bot.ErrorUnauthorized):
+			c.tokenRejected(ctx)
+			return fmt.Errorf("%w (getMe: %v)", ErrBadToken, c.scrub(err))
+		case ctx.Err() == nil:
 			c.log.Warn("telegram heartbeat", "err", c.scrub(err))
 		}
-		cancel()
 	}
 }

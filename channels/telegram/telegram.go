@@ -36,11 +36,17 @@ const (
 	defaultPollTimeout     = 25 * time.Second
 	defaultTypingInterval  = 4 * time.Second
 	defaultHeartbeat       = 30 * time.Second
+	defaultWatchdog        = 2 * time.Minute
 	defaultFlushTimeout    = 5 * time.Second
 )
 
 // ErrBadToken reports that Telegram refused the configured bot token.
 var ErrBadToken = errors.New("channels.telegram.token: telegram rejected the bot token: set TELEGRAM_BOT_TOKEN to the token from @BotFather")
+
+// TokenRejectedKey is the state key under which the channel records that
+// Telegram rejected the token (the time, RFC 3339), so `nanobot status` can
+// say so after the gateway stopped; a successful start clears it.
+const TokenRejectedKey = "telegram.token_rejected_at"
 
 // Config is the channel's part of config.yaml plus the few agent settings it
 // needs. Zero durations and sizes take their defaults.
@@ -73,6 +79,11 @@ type Config struct {
 	// Heartbeat is how often webhook mode calls getMe, so LastContact stays
 	// fresh on a quiet bot as polling keeps it; default 30 s.
 	Heartbeat time.Duration
+	// Watchdog is how long intake may go without a sign of life (a
+	// completed getUpdates; in webhook mode an update or a heartbeat)
+	// before the connections are restarted; default 2 min. It must be at
+	// least twice PollTimeout (and Heartbeat in webhook mode).
+	Watchdog time.Duration
 }
 
 // Store is the durable inbox, outbox and small key-value state the channel
@@ -140,6 +151,7 @@ type Hooks struct {
 	Inbound       func()                     // an update was recorded
 	TelegramError func(method string)        // a Bot API call failed
 	Queue         func(pending, running int) // turns waiting and running
+	Restart       func()                     // the watchdog restarted the connections
 }
 
 // Channel is the Telegram channel. Create it with New and start it with Run.
@@ -153,12 +165,14 @@ type Channel struct {
 	hooks       Hooks
 
 	bot    *bot.Bot
-	client *http.Client // getUpdates and file downloads
+	tr     *transport
+	client *http.Client // every call: the library's, getUpdates and file downloads
 	me     models.User  // set by Run before anything reads it
 
 	allow       atomic.Pointer[allowList]
 	model       atomic.Pointer[string]
 	lastContact atomic.Int64 // unix nanoseconds
+	lastAlive   atomic.Int64 // unix nanoseconds of intake's last sign of life, for the watchdog
 	startedAt   time.Time
 	running     atomic.Bool
 
@@ -205,8 +219,9 @@ func New(cfg Config, store Store, r Responder, s Sessions, tr Transcriber, logge
 	c.allow.Store(newAllowList(cfg.AllowFrom))
 	model := cfg.Model
 	c.model.Store(&model)
+	c.tr = newTransport(c)
 	c.client = &http.Client{
-		Transport: &transport{base: http.DefaultTransport, c: c},
+		Transport: c.tr,
 		// A safety net under the per-call deadlines: no call outlives a long poll.
 		Timeout: cfg.PollTimeout + time.Minute,
 	}
@@ -260,6 +275,9 @@ func withDefaults(cfg Config) Config {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = defaultHeartbeat
 	}
+	if cfg.Watchdog <= 0 {
+		cfg.Watchdog = defaultWatchdog
+	}
 	return cfg
 }
 
@@ -280,6 +298,14 @@ func validate(cfg Config) error {
 		}
 	default:
 		return fmt.Errorf("channels.telegram.mode: %q is not one of polling, webhook", cfg.Mode)
+	}
+	// A healthy long poll (or heartbeat) must never look like a silence.
+	floor := 2 * cfg.PollTimeout
+	if cfg.Mode == "webhook" {
+		floor = 2 * cfg.Heartbeat
+	}
+	if cfg.Watchdog < floor {
+		return fmt.Errorf("telegram watchdog %s is shorter than %s, twice the poll timeout or heartbeat", cfg.Watchdog, floor)
 	}
 	return nil
 }
@@ -354,14 +380,27 @@ func (c *Channel) Run(ctx context.Context) error {
 		c.log.Info("resuming recorded messages", "count", len(pending))
 	}
 
+	intakeCtx, stopIntake := context.WithCancel(ctx)
+	defer stopIntake()
 	intakeDone := make(chan error, 1)
-	go func() { intakeDone <- c.intake(ctx) }()
+	go func() { intakeDone <- c.intake(intakeCtx) }()
 	close(c.ready)
 	c.log.Info("telegram channel running", "bot", c.me.Username, "mode", c.cfg.Mode)
 
-	<-ctx.Done()
-	intakeErr := <-intakeDone
-	c.log.Info("telegram channel stopping")
+	var intakeErr error
+	select {
+	case <-ctx.Done():
+		intakeErr = <-intakeDone
+	case intakeErr = <-intakeDone:
+		// Intake only ends early when it cannot go on (a revoked token).
+	}
+	stopIntake()
+	if errors.Is(intakeErr, ErrBadToken) {
+		c.log.Error("telegram channel stopping: telegram rejected the bot token (401); it was revoked or replaced",
+			"what_to_do", "get the current token from @BotFather, set TELEGRAM_BOT_TOKEN and start the gateway again")
+	} else {
+		c.log.Info("telegram channel stopping")
+	}
 	c.disp.shutdown(c.cfg.ShutdownTimeout, cancelTurns)
 	c.send.drain()
 	select {
@@ -371,10 +410,33 @@ func (c *Channel) Run(ctx context.Context) error {
 		<-senderDone
 	}
 	c.bg.Wait()
+	if errors.Is(intakeErr, ErrBadToken) {
+		return intakeErr
+	}
 	if intakeErr != nil {
 		c.log.Warn("telegram intake ended with an error", "err", intakeErr)
 	}
 	return nil
+}
+
+// tokenRejected records that Telegram refused the token, for `nanobot
+// status`.
+func (c *Channel) tokenRejected(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := c.store.SetState(ctx, TokenRejectedKey, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		c.log.Warn("record the rejected token", "err", err)
+	}
+}
+
+// tokenAccepted clears an earlier rejection.
+func (c *Channel) tokenAccepted(ctx context.Context) {
+	if v, err := c.store.State(ctx, TokenRejectedKey); err != nil || v == "" {
+		return
+	}
+	if err := c.store.SetState(ctx, TokenRejectedKey, ""); err != nil {
+		c.log.Warn("clear the rejected-token note", "err", err)
+	}
 }
 
 // connect checks the token, registers the commands and prepares the intake
@@ -387,9 +449,11 @@ func (c *Channel) connect(ctx context.Context) error {
 		cancel()
 		if err == nil {
 			c.me = *me
+			c.tokenAccepted(ctx)
 			break
 		}
 		if errors.Is(err, bot.ErrorUnauthorized) || errors.Is(err, bot.ErrorNotFound) {
+			c.tokenRejected(ctx)
 			return ErrBadToken
 		}
 		if ctx.Err() != nil {

@@ -3,29 +3,80 @@ package telegram
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-telegram/bot"
 )
 
 // transport notes every answer from Telegram (for LastContact) and every
-// failed call (for the error hook).
+// failed call (for the error hook). Its connections can be restarted: the
+// watchdog drops them all, in-flight calls included, when Telegram has been
+// silent too long, since a dead connection may otherwise hang until a
+// deadline far away, and a pool of them keeps failing.
 type transport struct {
-	base http.RoundTripper
-	c    *Channel
+	c *Channel
+
+	mu  sync.Mutex
+	gen *generation
+}
+
+// generation is one set of connections; restart cancels it.
+type generation struct {
+	n      uint64
+	rt     *http.Transport
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newTransport(c *Channel) *transport {
+	t := &transport{c: c}
+	t.gen = newGeneration(1)
+	return t
+}
+
+func newGeneration(n uint64) *generation {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &generation{n: n, rt: http.DefaultTransport.(*http.Transport).Clone(), ctx: ctx, cancel: cancel}
+}
+
+func (t *transport) current() *generation {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gen
+}
+
+// generation numbers the connection sets: a call that fails while the
+// number changed was cut off by a restart.
+func (t *transport) generation() uint64 { return t.current().n }
+
+// restart aborts every call in flight and starts over with new connections.
+func (t *transport) restart() {
+	t.mu.Lock()
+	old := t.gen
+	t.gen = newGeneration(old.n + 1)
+	t.mu.Unlock()
+	old.cancel()
+	old.rt.CloseIdleConnections()
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
+	g := t.current()
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(g.ctx, cancel)
+	release := func() { stop(); cancel() }
+	resp, err := g.rt.RoundTrip(req.WithContext(ctx))
 	method := path.Base(req.URL.Path)
 	if strings.Contains(req.URL.Path, "/file/bot") {
 		method = "downloadFile"
 	}
 	if err != nil {
+		release()
 		if req.Context().Err() == nil {
 			t.c.telegramError(method)
 		}
@@ -37,7 +88,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode != http.StatusOK {
 		t.c.telegramError(method)
 	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
 	return resp, nil
+}
+
+// releasingBody ends a call's tie to its generation when the body is closed.
+type releasingBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
 }
 
 func (c *Channel) telegramError(method string) {
@@ -107,8 +171,9 @@ func classify(err error) (failure, time.Duration) {
 	case errors.Is(err, bot.ErrorForbidden), errors.Is(err, bot.ErrorNotFound):
 		return failPermanent, 0
 	}
-	// Unauthorized (a token revoked for a while), conflicts, 5xx and network
-	// errors may all heal; an unattended daemon keeps trying.
+	// Conflicts, 5xx and network errors may all heal; an unattended daemon
+	// keeps trying. Unauthorized too, here: intake decides that a rejected
+	// token stops the channel.
 	return failTransient, 0
 }
 

@@ -123,6 +123,19 @@ Print token usage per chat and day.
 
 Probe the admin endpoint of a running gateway: liveness, or readiness with --ready.
 `,
+	"backup": `backup [--force] FILE
+
+Write a consistent copy of the database to FILE while the gateway runs, check it (integrity_check) and
+print its size and what it holds.
+
+  --force   replace FILE if it exists
+`,
+	"restore": `restore FILE
+
+Replace the database with the backup FILE. Refused while a gateway holds the database; the file is
+checked first, the current database is kept as nanobot.db.before-restore-<time>, and pending
+migrations are applied.
+`,
 	"version": `version
 
 Print the version, the commit, the Go version and whether full-text search uses FTS5.

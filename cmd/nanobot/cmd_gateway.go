@@ -15,6 +15,7 @@ import (
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/channels/telegram"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/memory"
 )
 
 // errNoTelegram is the gateway's answer to a config with Telegram off.
@@ -25,6 +26,9 @@ var errNoTelegram = errors.New("the gateway has nothing to serve; enable Telegra
 func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error {
 	fs := newFlags("gateway", a.stderr)
 	reloadEvery := fs.Duration("reload-interval", time.Second, "how often config.yaml is checked for edits")
+	pollTimeout := fs.Duration("poll-timeout", 25*time.Second, "Telegram getUpdates long-poll timeout")
+	watchdog := fs.Duration("watchdog", 2*time.Minute, "restart the Telegram connection after this long without a sign of life (at least twice --poll-timeout)")
+	unreadyAfter := fs.Duration("unready-after", 3*time.Minute, "/readyz fails after this long without contact with Telegram")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -39,6 +43,18 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if err := cfg.CheckTelegram(); err != nil {
 		return err
 	}
+	// One gateway per database: a restore (or a second gateway) waits for
+	// this lock, which the kernel drops whenever the process ends.
+	lock, err := memory.TryLock(cfg.Storage.Path)
+	if err != nil {
+		var held *memory.LockedError
+		if errors.As(err, &held) {
+			return fmt.Errorf("%w: %s already holds %s (another gateway, or a restore under way); "+
+				"stop it before starting this one, or give this one its own storage.path", errGatewayRunning, holder(held), cfg.Storage.Path)
+		}
+		return err
+	}
+	defer lock.Release()
 	metrics := admin.NewMetrics()
 	rt, err := a.start(ctx, cfgPath, false, metrics)
 	if err != nil {
@@ -51,14 +67,22 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if cfg.Provider.TranscriptionModel != "" {
 		tr = transcriber{rt}
 	}
-	ch, err := telegram.New(telegramConfig(cfg), rt.store, rt, rt, tr, log, telegram.Hooks{
+	tc := telegramConfig(cfg)
+	tc.PollTimeout, tc.Watchdog = *pollTimeout, *watchdog
+	ch, err := telegram.New(tc, rt.store, rt, rt, tr, log, telegram.Hooks{
 		Inbound:       func() { metrics.InboundMessage("telegram") },
 		TelegramError: metrics.TelegramError,
+		Restart:       metrics.TelegramRestart,
 		Queue: func(pending, running int) {
 			metrics.SetQueue("pending", pending)
 			metrics.SetQueue("running", running)
 		},
 	})
+	if err != nil {
+		rt.close(time.Second)
+		return err
+	}
+	backups, err := newBackups(rt, metrics)
 	if err != nil {
 		rt.close(time.Second)
 		return err
@@ -72,7 +96,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 
 	var srv *admin.Server
 	if cfg.Gateway.Listen != "" {
-		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch) }, log)
+		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch, *unreadyAfter) }, log)
 		if err := srv.Start(); err != nil {
 			rt.close(time.Second)
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
@@ -81,6 +105,13 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
+	if backups != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			backups.Run(watchCtx)
+		}()
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -101,7 +132,8 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	}
 	if runErr != nil {
 		if errors.Is(runErr, telegram.ErrBadToken) {
-			return &config.Error{File: cfg.Path, Key: "channels.telegram.token", Problem: "telegram rejected the bot token: set TELEGRAM_BOT_TOKEN to the token from @BotFather"}
+			return &config.Error{File: cfg.Path, Key: "channels.telegram.token",
+				Problem: "telegram rejected the bot token (revoked or replaced?): set TELEGRAM_BOT_TOKEN to the current token from @BotFather"}
 		}
 		return runErr
 	}
@@ -133,12 +165,12 @@ func telegramConfig(cfg *config.Config) telegram.Config {
 }
 
 // ready is /readyz: the database takes writes, Telegram answered within
-// the last minute, and a model endpoint is configured.
-func ready(ctx context.Context, rt *runtime, ch *telegram.Channel) error {
+// silence (--unready-after, 3 minutes), and a model endpoint is configured.
+func ready(ctx context.Context, rt *runtime, ch *telegram.Channel, silence time.Duration) error {
 	if err := rt.store.Ping(ctx); err != nil {
 		return fmt.Errorf("database not writable: %w", err)
 	}
-	if last := ch.LastContact(); time.Since(last) > time.Minute {
+	if last := ch.LastContact(); time.Since(last) > silence {
 		if last.IsZero() {
 			return errors.New("telegram not reached yet")
 		}

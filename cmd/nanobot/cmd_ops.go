@@ -69,7 +69,9 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	fmt.Fprintf(w, "admin endpoint\t%s\n", listen)
 	fmt.Fprintf(w, "memory\tscope %s, window %d messages\n", cfg.Memory.Scope, cfg.Memory.Window)
 	fmt.Fprintf(w, "shell\texec %v, approval %s\n", cfg.Tools.Exec.Enabled, cfg.Tools.Exec.Approval)
+	var problems []string
 	if _, err := os.Stat(cfg.Storage.Path); err == nil {
+		fmt.Fprintf(w, "gateway\t%s\n", gatewayState(cfg.Storage.Path))
 		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {
 			rows, err := st.UsageSince(ctx, time.Now().AddDate(0, 0, -1))
 			if err == nil {
@@ -79,13 +81,17 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 				}
 				fmt.Fprintf(w, "tokens (24h)\t%d\n", total)
 			}
+			problems = append(problems, tokenRejection(ctx, w, st)...)
 			st.Close()
+		} else {
+			fmt.Fprintf(w, "database\tcannot be read: %v\n", err)
 		}
 	} else {
 		fmt.Fprintf(w, "database\tnot created yet (it is created on first start)\n")
 	}
+	backupStatus(w, cfg)
 	w.Flush()
-	missing := cfg.Missing()
+	missing := append(cfg.Missing(), problems...)
 	if len(missing) == 0 {
 		fmt.Fprintln(a.stdout, "\nNothing is missing.")
 		return nil

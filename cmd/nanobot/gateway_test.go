@@ -64,6 +64,7 @@ type gatewayHarness struct {
 	model  *openaitest.Server
 	dir    string
 	cfg    string
+	flags  []string // extra gateway flags
 	logs   *syncBuffer
 	cancel context.CancelFunc
 	done   chan error
@@ -110,7 +111,8 @@ func (h *gatewayHarness) start() {
 	h.cancel = cancel
 	h.done = make(chan error, 1)
 	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }}
-	go func() { h.done <- a.run(ctx, []string{"gateway", "-c", h.cfg, "--reload-interval", "50ms"}) }()
+	args := append([]string{"gateway", "-c", h.cfg, "--reload-interval", "50ms"}, h.flags...)
+	go func() { h.done <- a.run(ctx, args) }()
 }
 
 // stop shuts the gateway down as SIGTERM would and returns run's error.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/memory"
 )
 
 // version (and, where the build has no VCS information, commit) are
@@ -24,7 +25,8 @@ var (
 )
 
 // Exit codes: 78 (EX_CONFIG) tells supervisors that restarting will not
-// help until the configuration is fixed.
+// help until the configuration is fixed (a bad config, a rejected bot
+// token, a database from a newer version).
 const (
 	exitOK     = 0
 	exitFail   = 1
@@ -53,8 +55,12 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "nanobot:", err)
 	var cfgErr *config.Error
 	var usage usageError
+	var schema *memory.SchemaError
 	switch {
 	case errors.As(err, &cfgErr):
+		return exitConfig
+	case errors.As(err, &schema) && schema.Newer():
+		// An older binary on a newer database: restarting cannot help.
 		return exitConfig
 	case errors.As(err, &usage):
 		return exitUsage
@@ -93,6 +99,8 @@ Commands:
   audit [--since 24h] [--denied] [--chat ID]
                                      print the tool-call audit trail
   usage [--since 7d]                 print token usage per chat and day
+  backup [--force] FILE              write a checked copy of the database (safe while the gateway runs)
+  restore FILE                       replace the database with a backup, keeping the current one (gateway stopped)
   health [--ready] [--addr HOST:PORT]
                                      probe the admin endpoint of a running gateway
   version                            print the version, commit, Go version and FTS5 support
@@ -148,6 +156,10 @@ func (a *app) dispatch(ctx context.Context, cmd, cfgPath string, rest []string) 
 		return a.usage(ctx, cfgPath, rest)
 	case "health":
 		return a.health(ctx, cfgPath, rest)
+	case "backup":
+		return a.backupCmd(ctx, cfgPath, rest)
+	case "restore":
+		return a.restoreCmd(ctx, cfgPath, rest)
 	case "version", "--version", "-v":
 		a.printVersion()
 		return nil

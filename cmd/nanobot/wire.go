@@ -18,6 +18,7 @@ import (
 	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/memory/backup"
 	"github.com/nanobot-go/nanobot/safety"
 )
 
@@ -37,6 +38,7 @@ type runtime struct {
 	chain    *openai.Chain    // it and its fallbacks (chat completions)
 	approver tools.Approver
 	notify   func(ctx context.Context, session, text string)
+	backups  *backup.Schedule // nil when storage.backup is off, and outside the gateway
 }
 
 // newRuntime opens the store and builds the loop. metrics may be nil.
@@ -171,10 +173,13 @@ func agentConfig(cfg *config.Config) agent.Config {
 }
 
 // protectedPaths are the files no tool may touch: the bot's own config,
-// database and binary.
+// database (with its lock and backups) and binary.
 func protectedPaths(cfg *config.Config) []string {
 	db := cfg.Storage.Path
-	out := []string{cfg.Path, db, db + "-wal", db + "-shm", db + "-journal"}
+	out := []string{cfg.Path, db, db + "-wal", db + "-shm", db + "-journal", memory.LockPath(db)}
+	if dir := cfg.Storage.Backup.Dir; dir != "" {
+		out = append(out, dir)
+	}
 	if exe, err := os.Executable(); err == nil {
 		out = append(out, exe)
 	}
@@ -430,6 +435,9 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 		model, stats.Live, stats.Total, used, limit, used*100/max(limit, 1), today.Total())
 	if b := cfg.Agent.DailyTokenBudget; b > 0 {
 		s += fmt.Sprintf(" of %d", b)
+	}
+	if line := r.backupLine(); line != "" {
+		s += "\n" + line
 	}
 	return s, nil
 }

@@ -26,6 +26,15 @@
 //     method <m>, <code> <description>", with no sentinel to match.
 //   - network failures: "error do request for method <m>, ..." wrapping the
 //     *url.Error, whose URL has the token replaced by "***".
+//
+// # Outages
+//
+// Stall makes the server accept requests and never answer them (a dead
+// network path; only the client's own deadline ends such a call), Resume
+// ends it for new requests. RevokeToken answers every call with 401 from
+// then on, as Telegram does for a revoked token. A 409 Conflict (another
+// instance polling, or a webhook set) comes from FailNext("getUpdates", n,
+// 409, ...) or, persistently, from setWebhook.
 package telegramtest
 
 import (
@@ -103,6 +112,9 @@ type Server struct {
 	messages    map[[2]int64]string // (chat, message id) -> text of messages the bot sent
 	callbacks   map[string]bool     // callback query ids not yet answered
 	webhook     string              // URL set by setWebhook
+	stalled     bool                // requests are accepted and never answered
+	held        int                 // requests held by a stall, still waiting
+	revoked     bool                // every call fails with 401, as for a revoked token
 }
 
 // NewServer starts a fake Bot API for token on 127.0.0.1. It is shut down
@@ -351,7 +363,7 @@ func defaultDescription(status, retryAfter int) string {
 	case http.StatusForbidden:
 		return "Forbidden: bot was blocked by the user"
 	case http.StatusConflict:
-		return "Conflict: terminated by other getUpdates request"
+		return "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
 	}
 	return http.StatusText(status)
 }
@@ -375,6 +387,9 @@ func (s *Server) me() *models.User {
 // serveHTTP routes /bot<token>/<method> and /file/bot<token>/<path>.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		if s.hold(r.Context()) {
+			return
+		}
 		s.serveFile(w, rest)
 		return
 	}
@@ -386,7 +401,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	call, err := readCall(r, method)
 	s.record(call)
-	if token != s.token {
+	if s.hold(r.Context()) {
+		return
+	}
+	if token != s.token || s.isRevoked() {
 		writeError(w, http.StatusUnauthorized, "Unauthorized", 0)
 		return
 	}
@@ -416,6 +434,89 @@ func (s *Server) record(c Call) {
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
 	s.notify()
+}
+
+// Stall makes the server accept every request from now on and never answer
+// it, like a network path that went dead: the client sees its connection
+// open and its request sent, then silence. Requests that arrive during a
+// stall stay unanswered even after Resume, until the client gives up on
+// them; only later requests are served again.
+func (s *Server) Stall() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stalled = true
+	s.notify()
+}
+
+// Resume ends a stall for requests that arrive from now on.
+func (s *Server) Resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stalled = false
+	s.notify()
+}
+
+// Held is the number of requests a stall holds right now: received and
+// unanswered, their clients still waiting.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// WaitHeld waits until a stall holds at least n requests, or returns ctx's
+// error.
+func (s *Server) WaitHeld(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		held, changed := s.held, s.changed
+		s.mu.Unlock()
+		if held >= n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %d held requests, have %d: %w", n, held, ctx.Err())
+		}
+	}
+}
+
+// hold keeps a request that arrived during a stall until its client gives
+// up or the server shuts down; it reports whether it held the request.
+func (s *Server) hold(ctx context.Context) bool {
+	s.mu.Lock()
+	if !s.stalled {
+		s.mu.Unlock()
+		return false
+	}
+	s.held++
+	s.notify()
+	s.mu.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	s.mu.Lock()
+	s.held--
+	s.notify()
+	s.mu.Unlock()
+	return true
+}
+
+// RevokeToken makes every later call fail with 401 Unauthorized, as
+// Telegram answers once the owner revoked the token with @BotFather.
+func (s *Server) RevokeToken() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revoked = true
+	s.notify()
+}
+
+func (s *Server) isRevoked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revoked
 }
 
 func (s *Server) takeFailure(method string) (failure, bool) {

@@ -576,3 +576,67 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("%d updates queued, want %d", len(ups), n)
 	}
 }
+
+func TestStall(t *testing.T) {
+	s := telegramtest.NewServer(t, token)
+	b := newBot(t, s, bot.WithSkipGetMe())
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+
+	s.Stall()
+	callCtx, give := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.GetMe(callCtx)
+		done <- err
+	}()
+	if err := s.WaitHeld(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if calls := s.Calls("getMe"); len(calls) != 1 {
+		t.Errorf("the held request is not recorded: %d getMe calls", len(calls))
+	}
+	s.Resume()
+	// Resuming does not answer what the stall holds: the caller must give up.
+	select {
+	case err := <-done:
+		t.Fatalf("a held request was answered after Resume: %v", err)
+	default:
+	}
+	give()
+	if err := <-done; err == nil {
+		t.Error("a held request returned no error after its caller gave up")
+	}
+	if _, err := b.GetMe(ctx); err != nil {
+		t.Errorf("after Resume, a new request: %v", err)
+	}
+	if err := s.WaitHeld(ctx, 0); err != nil || s.Held() != 0 {
+		t.Errorf("Held = %d after the caller gave up (%v)", s.Held(), err)
+	}
+}
+
+func TestRevokeToken(t *testing.T) {
+	s := telegramtest.NewServer(t, token)
+	b := newBot(t, s, bot.WithSkipGetMe())
+	ctx := t.Context()
+	if _, err := b.GetMe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.RevokeToken()
+	if _, err := b.GetMe(ctx); !errors.Is(err, bot.ErrorUnauthorized) {
+		t.Errorf("getMe after RevokeToken = %v, want unauthorized", err)
+	}
+	status, e := call(ctx, t, s.URL(), "getUpdates", nil)
+	if status != http.StatusUnauthorized || e.ErrorCode != 401 || e.Description != "Unauthorized" {
+		t.Errorf("getUpdates after RevokeToken = %d %+v", status, e)
+	}
+}
+
+func TestConflict(t *testing.T) {
+	s := telegramtest.NewServer(t, token)
+	s.FailNext("getUpdates", 1, http.StatusConflict, 0, "")
+	status, e := call(t.Context(), t, s.URL(), "getUpdates", nil)
+	if status != http.StatusConflict || e.Description != "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running" {
+		t.Errorf("getUpdates after FailNext 409 = %d %+v", status, e)
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nanobot-go/nanobot/admin"
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/memory/backup"
+)
+
+// backupConfig is the schedule storage.backup describes; ok is false when
+// backups are off.
+func backupConfig(cfg *config.Config) (backup.Config, bool) {
+	b := cfg.Storage.Backup
+	if b.Dir == "" {
+		return backup.Config{}, false
+	}
+	name := strings.TrimSuffix(filepath.Base(cfg.Storage.Path), filepath.Ext(cfg.Storage.Path))
+	return backup.Config{Dir: b.Dir, Every: b.Every, Keep: b.Keep, Name: name}, true
+}
+
+// newBackups builds the storage.backup schedule, nil when backups are off.
+// Its attempts reach the metrics, its status /status.
+func newBackups(rt *runtime, metrics *admin.Metrics) (*backup.Schedule, error) {
+	bc, ok := backupConfig(rt.config())
+	if !ok {
+		return nil, nil
+	}
+	bc.Observe = func(info memory.BackupInfo, err error) {
+		if err != nil {
+			metrics.Backup(admin.OutcomeError)
+			return
+		}
+		metrics.Backup(admin.OutcomeOK)
+		metrics.LastBackup(time.Now(), info.Bytes)
+	}
+	s, err := backup.New(bc, rt.store, rt.logger)
+	if err != nil {
+		return nil, &config.Error{File: rt.config().Path, Key: "storage.backup.dir", Problem: err.Error()}
+	}
+	st := s.Status()
+	metrics.LastBackup(st.LastSuccess, st.LastBytes)
+	rt.setBackups(s)
+	return s, nil
+}
+
+func (r *runtime) setBackups(s *backup.Schedule) {
+	r.mu.Lock()
+	r.backups = s
+	r.mu.Unlock()
+}
+
+// backupLine is /status's line about backups; "" when they are off.
+func (r *runtime) backupLine() string {
+	r.mu.RLock()
+	s, every := r.backups, r.cfg.Storage.Backup.Every
+	r.mu.RUnlock()
+	if s == nil {
+		return ""
+	}
+	return describeBackups(s.Status(), every, time.Now())
+}
+
+func describeBackups(st backup.Status, every time.Duration, now time.Time) string {
+	line := fmt.Sprintf("Backups: every %s, none yet", shortDuration(every))
+	if !st.LastSuccess.IsZero() {
+		ago := "less than a minute ago"
+		if d := now.Sub(st.LastSuccess); d >= time.Minute {
+			ago = shortDuration(d.Round(time.Minute)) + " ago"
+		}
+		line = fmt.Sprintf("Backups: every %s, last %s (%s, %s)", shortDuration(every),
+			st.LastSuccess.UTC().Format("2006-01-02 15:04 UTC"), ago, sizeOf(st.LastBytes))
+	}
+	if st.LastError != "" && st.LastErrorAt.After(st.LastSuccess) {
+		line += fmt.Sprintf("; the attempt at %s failed: %s", st.LastErrorAt.UTC().Format("2006-01-02 15:04 UTC"), st.LastError)
+	}
+	return line
+}
+
+// shortDuration writes 24h rather than 24h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
