@@ -366,3 +366,65 @@ func waitSentTo(t *testing.T, tg *telegramtest.Server, chat int64, n int) telegr
 		}
 	}
 }
+
+// TestChaosTelegram sends the Bot API's failures at the built daemon: 429
+// with retry_after and 5xx on sendMessage, long polls dropped without an
+// answer, a 409 conflict, and a path that goes silent. Every reply arrives
+// exactly once; the conflict is explained in the log and retried; the
+// daemon never exits.
+func TestChaosTelegram(t *testing.T) {
+	tg := telegramtest.NewServer(t, botToken)
+	model := openaitest.NewServer(t)
+	model.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Text: "re: " + req.Messages[len(req.Messages)-1].Content}
+	})
+	cfg := gatewayConfig(t, t.TempDir(), tg, model, nil)
+	d := startDaemon(t, cfg, "--poll-timeout", "1s", "--watchdog", "3s")
+	waitLogged(t, d.logs, "telegram channel running")
+
+	faults := []struct {
+		name   string
+		inject func()
+	}{
+		{"429 on sendMessage", func() { tg.FailNext("sendMessage", 2, 429, 1, "") }},
+		{"5xx on sendMessage", func() { tg.FailNext("sendMessage", 2, 502, 0, "") }},
+		{"long polls dropped", func() { tg.DropNext("getUpdates", 2) }},
+		{"409 conflict", func() { tg.FailNext("getUpdates", 2, 409, 0, "") }},
+		{"silent path", func() {
+			tg.Stall()
+			if err := tg.WaitHeld(waitCtx(t), 1); err != nil {
+				t.Fatal(err)
+			}
+			tg.Resume()
+		}},
+	}
+	for i, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			f.inject()
+			text := fmt.Sprintf("message %d", i)
+			tg.SendText(owner, owner, "ada", text)
+			waitSentContaining(t, tg, owner, "re: "+text)
+		})
+	}
+	waitLogged(t, d.logs, "409 Conflict", "another program is polling")
+	select {
+	case <-d.done:
+		t.Fatalf("the daemon exited; logs:\n%s", d.logs.String())
+	default:
+	}
+	d.terminate(t)
+	for i := range faults {
+		n := 0
+		for _, s := range tg.Sent() {
+			if s.Text == fmt.Sprintf("re: message %d", i) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: the reply arrived %d times, want once", faults[i].name, n)
+		}
+	}
+	if n := strings.Count(d.logs.String(), "refused getUpdates with 409 Conflict"); n != 1 {
+		t.Errorf("the conflict is explained %d times in the log, want once", n)
+	}
+}

@@ -80,11 +80,14 @@ Chat with the assistant in the terminal (Ctrl-D quits), or answer one message an
   -m, --message TEXT   answer this message and exit
   --session NAME       the conversation to use (default cli:default)
 `,
-	"gateway": `gateway [--reload-interval 1s]
+	"gateway": `gateway [--reload-interval 1s] [--poll-timeout 25s] [--watchdog 2m] [--unready-after 3m]
 
 Run the daemon: Telegram, the admin endpoint and live config reloads, until SIGINT or SIGTERM.
 
   --reload-interval D  how often config.yaml is checked for edits (default 1s)
+  --poll-timeout D     Telegram's getUpdates long-poll timeout (default 25s)
+  --watchdog D         restart the Telegram connection after this long without a sign of life (default 2m)
+  --unready-after D    /readyz fails after this long without contact with Telegram (default 3m)
 `,
 	"onboard": `onboard [--dir DIR] [--force] [--non-interactive] [--telegram-token T] [--base-url URL] [--model M] [--api-key K] [--owner ID]
 

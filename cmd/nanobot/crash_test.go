@@ -57,9 +57,10 @@ type daemon struct {
 	done chan struct{}
 }
 
-func startDaemon(t *testing.T, cfg string) *daemon {
+func startDaemon(t *testing.T, cfg string, flags ...string) *daemon {
 	t.Helper()
-	d := &daemon{cmd: exec.Command(nanobotBinary(t), "gateway", "-c", cfg), logs: &syncBuffer{}, done: make(chan struct{})}
+	args := append([]string{"gateway", "-c", cfg}, flags...)
+	d := &daemon{cmd: exec.Command(nanobotBinary(t), args...), logs: &syncBuffer{}, done: make(chan struct{})}
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
 	d.cmd.Env = append(os.Environ(), "NANOBOT_CONFIG=")
 	if err := d.cmd.Start(); err != nil {

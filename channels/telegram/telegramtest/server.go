@@ -83,6 +83,7 @@ type failure struct {
 	status     int
 	retryAfter int
 	desc       string
+	drop       bool // close the connection without an answer
 }
 
 type file struct {
@@ -352,6 +353,17 @@ func (s *Server) FailNext(method string, n int, status int, retryAfter int, desc
 	}
 }
 
+// DropNext makes the next n calls of method end with the connection closed
+// and no answer at all, as when a proxy or the network drops a long poll.
+func (s *Server) DropNext(method string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := strings.ToLower(method)
+	for range n {
+		s.fails[key] = append(s.fails[key], failure{drop: true})
+	}
+}
+
 func defaultDescription(status, retryAfter int) string {
 	switch status {
 	case http.StatusTooManyRequests:
@@ -413,6 +425,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f, ok := s.takeFailure(method); ok {
+		if f.drop {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
 		writeError(w, f.status, f.desc, f.retryAfter)
 		return
 	}
