@@ -258,7 +258,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 		l.add(st, reply)
 		if len(reply.ToolCalls) == 0 {
 			res.Text, res.Stop = reply.Content, StopAnswered
-			return res, l.commit(ctx, t, st, true)
+			return l.finish(ctx, t, st, res)
 		}
 		// The calls are on record before any of them runs.
 		if err := l.commit(ctx, t, st, false); err != nil {
@@ -403,7 +403,18 @@ func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, st *turnState, syste
 		res.Text = reply.Content
 	}
 	l.add(st, Message{Role: RoleAssistant, Content: res.Text, Usage: reply.Usage, Model: reply.Model})
-	return *res, l.commit(ctx, t, st, true)
+	return l.finish(ctx, t, st, *res)
+}
+
+// finish writes the turn's last record. An answer that could not be
+// recorded was neither kept nor queued: the turn returns no text, only the
+// error, so its caller does not take it for an answer.
+func (l *Loop) finish(ctx context.Context, t Turn, st *turnState, res Result) (Result, error) {
+	if err := l.commit(ctx, t, st, true); err != nil {
+		res.Text = ""
+		return res, err
+	}
+	return res, nil
 }
 
 // failed ends a turn whose model call failed or whose deadline passed.

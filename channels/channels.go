@@ -2,7 +2,15 @@
 // and outbox records that make a daemon lose nothing across crashes.
 package channels
 
-import "time"
+import (
+	"errors"
+	"time"
+)
+
+// ErrStorageFull is matched (errors.Is) by a store's error when a write was
+// refused because the disk is full: nothing new can be saved until space
+// is freed, and what was saved before is intact.
+var ErrStorageFull = errors.New("storage is full")
 
 // Inbox states.
 const (

@@ -20,7 +20,9 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	"github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"github.com/nanobot-go/nanobot/channels"
 )
 
 // ErrNotFound is returned when a record to update does not exist.
@@ -228,13 +230,23 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return storageError(err)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return storageError(err)
 	}
-	return tx.Commit()
+	return storageError(tx.Commit())
+}
+
+// storageError marks a write refused because the disk is full, so callers
+// far from SQLite can wait for space instead of giving up.
+func storageError(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
+		return fmt.Errorf("%w: %w", channels.ErrStorageFull, err)
+	}
+	return err
 }
 
 // millis converts t for storage; the zero time means now.

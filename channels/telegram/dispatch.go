@@ -269,8 +269,30 @@ func (d *dispatcher) shutdown(timeout time.Duration, cancel context.CancelCauseF
 
 // runBatch is one turn: prepare the message, ask the responder (whose
 // records start the items and close them with the answer), and complete the
-// items with whatever reply the turn did not queue itself.
+// items with whatever reply the turn did not queue itself. While the disk is
+// full nothing of the turn can be saved: the chat is told once, and the turn
+// is tried again, from what its records hold, until it can be saved or the
+// channel stops (the items stay in the inbox for the next start).
 func (c *Channel) runBatch(ctx context.Context, batch []*job) {
+	var wait time.Duration
+	for !c.runTurn(ctx, batch) {
+		wait = min(nextBackoff(wait), storageRetryMax)
+		c.storageFull(ctx, batch[0].item.ChatID, wait)
+		if !sleepCtx(ctx, wait) {
+			return
+		}
+		c.refresh(ctx, batch)
+	}
+	c.storageBack(batch[0].item.ChatID)
+}
+
+// storageRetryMax caps the wait between tries of a turn the full disk
+// refused, so the chat is answered soon after space returns.
+const storageRetryMax = 30 * time.Second
+
+// runTurn runs the batch's turn; false means the disk is full and nothing
+// of what was left to save could be saved.
+func (c *Channel) runTurn(ctx context.Context, batch []*job) bool {
 	first, last := batch[0], batch[len(batch)-1]
 	ids := make([]int64, len(batch))
 	for i, j := range batch {
@@ -283,8 +305,7 @@ func (c *Channel) runBatch(ctx context.Context, batch []*job) {
 	}
 
 	if first.kind == jobNew && first.item.State != channels.InboxStarted {
-		c.complete(ctx, ids, chat, c.resetSession(ctx, first), replyTo)
-		return
+		return !errors.Is(c.complete(ctx, ids, chat, c.resetSession(ctx, first), replyTo), channels.ErrStorageFull)
 	}
 
 	t := c.turnFor(first)
@@ -300,8 +321,7 @@ func (c *Channel) runBatch(ctx context.Context, batch []*job) {
 		var ok bool
 		msg, reply, ok = c.buildMessage(ctx, batch)
 		if !ok {
-			c.complete(ctx, ids, chat, reply, replyTo)
-			return
+			return !errors.Is(c.complete(ctx, ids, chat, reply, replyTo), channels.ErrStorageFull)
 		}
 	}
 
@@ -313,19 +333,72 @@ func (c *Channel) runBatch(ctx context.Context, batch []*job) {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShutdown):
 		log.Info("turn interrupted by shutdown", "dur", time.Since(start))
-		return
+		return true
 	case errors.Is(cause, errStopped):
 		log.Info("turn stopped by the user", "dur", time.Since(start))
 		c.complete(ctx, ids, chat, "", 0)
-		return
+		return true
+	case errors.Is(err, channels.ErrStorageFull):
+		log.Error("turn could not be saved: the disk is full", "err", err, "dur", time.Since(start))
+		return false
 	case err != nil:
 		log.Error("turn failed", "err", err, "dur", time.Since(start))
 		reply = "Sorry, something went wrong on my side and I could not answer that. Please try again."
 	default:
 		log.Info("turn done", "dur", time.Since(start), "reply_chars", len(reply))
 	}
-	c.complete(ctx, ids, chat, reply, replyTo)
+	return !errors.Is(c.complete(ctx, ids, chat, reply, replyTo), channels.ErrStorageFull)
 }
+
+// refresh reloads the batch's items from the inbox: a try the full disk
+// ended may have started them (its first record was saved).
+func (c *Channel) refresh(ctx context.Context, batch []*job) {
+	pending, err := c.store.PendingInbound(ctx, channelName)
+	if err != nil {
+		return
+	}
+	for _, j := range batch {
+		for _, it := range pending {
+			if it.ID == j.item.ID {
+				j.item.State, j.item.MessageID = it.State, it.MessageID
+			}
+		}
+	}
+}
+
+// storageFull tells the chat, once per outage, that its message waits for
+// disk space. The outbox cannot hold the notice, so it is sent directly.
+func (c *Channel) storageFull(ctx context.Context, chat string, retry time.Duration) {
+	c.fullMu.Lock()
+	told := c.fullTold[chat]
+	c.fullTold[chat] = true
+	c.fullMu.Unlock()
+	if told {
+		return
+	}
+	c.log.Error("storage is full: messages wait until disk space is freed", "chat_id", chat, "retry_in", retry)
+	id, err := chatID(chat)
+	if err != nil {
+		return
+	}
+	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := c.bot.SendMessage(callCtx, &bot.SendMessageParams{ChatID: id, Text: storageFullText}); err != nil {
+		c.log.Warn("tell the chat the disk is full", "chat_id", chat, "err", c.scrub(err))
+	}
+}
+
+func (c *Channel) storageBack(chat string) {
+	c.fullMu.Lock()
+	defer c.fullMu.Unlock()
+	if c.fullTold[chat] {
+		delete(c.fullTold, chat)
+		c.log.Info("storage works again; the waiting message was answered", "chat_id", chat)
+	}
+}
+
+const storageFullText = "I can't save anything right now: the disk of the server I run on is full. " +
+	"Your message is not lost; I'll answer it as soon as there is space again."
 
 func mergedText(batch []*job) string {
 	parts := make([]string, 0, len(batch))
@@ -369,7 +442,7 @@ func (c *Channel) resetSession(ctx context.Context, j *job) string {
 // complete marks items done and enqueues the reply (none when empty) in one
 // store call. It must happen even when the turn's context is gone, so it runs
 // detached and retries for a while.
-func (c *Channel) complete(ctx context.Context, ids []int64, chat, reply string, replyTo int64) {
+func (c *Channel) complete(ctx context.Context, ids []int64, chat, reply string, replyTo int64) error {
 	var out *channels.OutboxItem
 	if reply != "" {
 		out = &channels.OutboxItem{
@@ -389,12 +462,15 @@ func (c *Channel) complete(ctx context.Context, ids []int64, chat, reply string,
 		return err
 	})
 	if err != nil {
-		c.log.Error("messages stay unanswered until the next start", "chat_id", chat, "err", err)
-		return
+		if !errors.Is(err, channels.ErrStorageFull) {
+			c.log.Error("messages stay unanswered until the next start", "chat_id", chat, "err", err)
+		}
+		return err
 	}
 	if out != nil {
 		c.send.notify()
 	}
+	return nil
 }
 
 // retryStore runs fn until it succeeds or ctx ends, backing off in between.
@@ -405,8 +481,8 @@ func (c *Channel) retryStore(ctx context.Context, what string, fn func(context.C
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return err
+		if ctx.Err() != nil || errors.Is(err, channels.ErrStorageFull) {
+			return err // a full disk is waited out by the turn's caller
 		}
 		wait = nextBackoff(wait)
 		c.log.Warn("store call failed", "op", what, "err", err, "retry_in", wait)

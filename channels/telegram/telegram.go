@@ -186,6 +186,9 @@ type Channel struct {
 	flushTimeout time.Duration
 	ready        chan struct{} // closed once intake runs
 	webhookAddr  atomic.Pointer[string]
+
+	fullMu   sync.Mutex
+	fullTold map[string]bool // chats told the disk is full, in this outage
 }
 
 // New checks cfg and builds the channel; nothing is contacted until Run.
@@ -215,6 +218,7 @@ func New(cfg Config, store Store, r Responder, s Sessions, tr Transcriber, logge
 		flushTimeout: defaultFlushTimeout,
 		ready:        make(chan struct{}),
 		bgCtx:        context.Background(),
+		fullTold:     map[string]bool{},
 	}
 	c.allow.Store(newAllowList(cfg.AllowFrom))
 	model := cfg.Model

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -426,5 +428,94 @@ func TestChaosTelegram(t *testing.T) {
 	}
 	if n := strings.Count(d.logs.String(), "refused getUpdates with 409 Conflict"); n != 1 {
 		t.Errorf("the conflict is explained %d times in the log, want once", n)
+	}
+}
+
+// TestChaosDiskFull fills the disk under the built daemon's database (a
+// small tmpfs, so it needs root): the turn that cannot be saved is told to
+// the chat, the log says why, nothing is corrupted or lost, and when space
+// returns the waiting message is answered without a restart.
+func TestChaosDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", data, "tmpfs", 0, "size=4m"); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(data, syscall.MNT_DETACH) })
+
+	tg := telegramtest.NewServer(t, botToken)
+	model := openaitest.NewServer(t)
+	// The answer to "while full" is too long for the space left.
+	big := strings.Repeat("a long answer that needs room. ", 8000)
+	model.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
+		if q := req.Messages[len(req.Messages)-1].Content; q != "while full" {
+			return openaitest.Reply{Text: "re: " + q}
+		}
+		return openaitest.Reply{Text: big}
+	})
+	cfg := gatewayConfig(t, dir, tg, model, nil)
+	d := startDaemon(t, cfg)
+	tg.SendText(owner, owner, "ada", "before")
+	waitSentContaining(t, tg, owner, "re: before")
+
+	// Leave room for an inbound record, not for a turn with a long answer.
+	filler := filepath.Join(data, "filler")
+	fillDisk(t, data, filler, 48<<10)
+	tg.SendText(owner, owner, "ada", "while full")
+	waitLogged(t, d.logs, "storage is full: messages wait until disk space is freed")
+	waitSentContaining(t, tg, owner, "the disk of the server I run on is full")
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	waitSentContaining(t, tg, owner, "a long answer that needs room")
+	tg.SendText(owner, owner, "ada", "after")
+	waitSentContaining(t, tg, owner, "re: after")
+	waitLogged(t, d.logs, "telegram channel running")
+	d.terminate(t)
+
+	counts := map[string]int{}
+	for _, s := range tg.Sent() {
+		switch {
+		case s.Text == "re: before", s.Text == "re: after":
+			counts[s.Text]++
+		case strings.HasPrefix(s.Text, "a long answer"): // its first part
+			counts["long"]++
+		case strings.Contains(s.Text, "disk of the server I run on is full"):
+			counts["notice"]++
+		}
+	}
+	if counts["re: before"] != 1 || counts["long"] != 1 || counts["re: after"] != 1 || counts["notice"] != 1 {
+		t.Errorf("sent %v, want each answer and the notice once", counts)
+	}
+	db, err := sql.Open("sqlite3", filepath.Join(data, "nanobot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var integrity string
+	var open int
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+		t.Errorf("integrity_check = %q, %v", integrity, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM inbox WHERE state <> 'done'`).Scan(&open); err != nil || open != 0 {
+		t.Errorf("%d inbox items left unanswered (%v)", open, err)
+	}
+}
+
+// fillDisk writes path until the file system holding dir has about leave
+// bytes free.
+func fillDisk(t *testing.T, dir, path string, leave int64) {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := int64(st.Bavail) * st.Bsize
+	if err := os.WriteFile(path, make([]byte, max(0, free-leave)), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
