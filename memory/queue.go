@@ -190,7 +190,8 @@ func (s *Store) MarkOutboundFailed(ctx context.Context, id int64, reason string)
 }
 
 func (s *Store) finishOutbound(ctx context.Context, id int64, state string, messageID int64, reason string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	// Until it is written a crash sends the reply again: it goes first.
+	return s.writeTx(ctx, state == "sent", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ?, sent_message_id = ?, error = ?,
 			attempts = attempts + 1, updated_at = ? WHERE id = ?`,
 			state, messageID, reason, millis(time.Now()), id)

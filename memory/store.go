@@ -48,7 +48,7 @@ type Store struct {
 	ping *sql.DB
 	// writer serializes write transactions inside the process: they queue
 	// here (and honour ctx) instead of spinning in SQLite's busy handler.
-	writer chan struct{}
+	writer writeLock
 	// fts5 reports that history_fts is an FTS5 table (FTS4 otherwise).
 	fts5 bool
 }
@@ -107,7 +107,7 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 
-	s := &Store{db: db, path: abs, writer: make(chan struct{}, 1)}
+	s := &Store{db: db, path: abs}
 	if err := s.init(ctx, abs, opt); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open database: %w", err)
@@ -221,12 +221,15 @@ func (s *Store) Ping(ctx context.Context) error {
 // write runs fn in one write transaction (BEGIN IMMEDIATE), committed if fn
 // returns nil and rolled back otherwise.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	select {
-	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	return s.writeTx(ctx, false, fn)
+}
+
+// writeTx is write; an urgent one goes before the queued others.
+func (s *Store) writeTx(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) error {
+	if err := s.writer.lock(ctx, urgent); err != nil {
+		return err
 	}
-	defer func() { <-s.writer }()
+	defer s.writer.unlock()
 
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
