@@ -219,7 +219,9 @@ func (s *Store) State(ctx context.Context, key string) (string, error) {
 
 // SetState stores value under key.
 func (s *Store) SetState(ctx context.Context, key, value string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	// Small and rare, and a reply's delivery progress among them: a part
+	// recorded late is a part sent again after a crash.
+	err := s.writeTx(ctx, true, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 			key, value, millis(time.Now()))
