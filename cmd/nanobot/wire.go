@@ -15,6 +15,7 @@ import (
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai"
+	"github.com/nanobot-go/nanobot/agent/prompt"
 	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
@@ -31,6 +32,7 @@ type runtime struct {
 	cons    *agent.Consolidator
 	metrics *admin.Metrics // nil outside the gateway
 	secrets *liveRedactor  // shared with the logger
+	prompts *prompt.Source // the workspace's prompt files and skills
 
 	mu       sync.RWMutex
 	cfg      *config.Config
@@ -51,6 +53,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
 	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg}
+	r.prompts = newPromptSource(cfg)
 	r.provider, r.chain = r.newProviders(cfg)
 	toolset, err := r.tools(cfg)
 	if err != nil {
@@ -62,6 +65,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		agent.WithMemory(memorySource{r}),
 		agent.WithRedactor(secrets.Redact),
 		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall}),
+		agent.WithPromptSource(r.prompts),
 	)
 	r.cons = agent.NewConsolidator(consolidationStore{store}, agent.ConsolidatorConfig{
 		Window:        cfg.Memory.Window,
@@ -209,7 +213,7 @@ func newPolicy(cfg *config.Config) (*safety.Policy, error) {
 // tools builds the tool set for cfg.
 func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 	protected := protectedPaths(cfg)
-	out := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace, Restrict: cfg.Tools.RestrictToWorkspace, Protected: protected})
+	out := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace, Restrict: cfg.Tools.RestrictToWorkspace, Protected: protected, Builtin: prompt.Builtin()})
 	if cfg.Tools.Exec.Enabled {
 		policy, err := newPolicy(cfg)
 		if err != nil {
@@ -305,6 +309,7 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	p := r.chain
 	r.mu.Unlock()
 	r.secrets.set(cfg)
+	r.prompts.Configure(cfg.Agent.Workspace, cfg.Agent.PromptFileMaxChars, cfg.Tools.RestrictToWorkspace)
 	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
 	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
 	r.level.Set(parseLevel(cfg.Log.Level))
