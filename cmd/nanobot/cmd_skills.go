@@ -10,11 +10,6 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 )
 
-// newPromptSource reads the prompt files and skills of cfg's workspace.
-func newPromptSource(cfg *config.Config) *prompt.Source {
-	return prompt.New(cfg.Agent.Workspace, cfg.Agent.PromptFileMaxChars, cfg.Tools.RestrictToWorkspace)
-}
-
 // skills is `nanobot skills list`: every skill with its state and, for
 // one that cannot be used, why.
 func (a *app) skills(_ context.Context, cfgPath string, args []string) error {

@@ -237,6 +237,9 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 		guard := safety.NewURLGuard(cfg.Tools.Web.AllowPrivate)
 		out = append(out, &tools.Web{Client: guard.HTTPClient(cfg.Tools.Web.Timeout), MaxBytes: int64(cfg.Tools.Web.MaxBytes)})
 	}
+	if cfg.SearchReady() {
+		out = append(out, webSearch(cfg))
+	}
 	return out, nil
 }
 
