@@ -238,9 +238,18 @@ func (s *Source) skills() []Skill {
 		sk.Overridden = seen[sk.Name]
 		out = append(out, sk)
 	}
+	found := map[string]error{} // one PATH search per binary and turn
+	lookPath := func(bin string) (string, error) {
+		err, ok := found[bin]
+		if !ok {
+			_, err = s.lookPath(bin)
+			found[bin] = err
+		}
+		return bin, err
+	}
 	for i := range out {
 		if out[i].Problem == nil {
-			out[i].check(s.lookPath, s.getenv)
+			out[i].check(lookPath, s.getenv)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })

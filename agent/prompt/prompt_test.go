@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +192,33 @@ func TestWriteStarters(t *testing.T) {
 	again, err := WriteStarters(ws)
 	if err != nil || len(again) != 0 {
 		t.Errorf("second run wrote %v, %v", again, err)
+	}
+}
+
+// BenchmarkPromptParts is the per-turn cost of the workspace's prompt
+// files and 20 skills when nothing changed: a stat of each file.
+func BenchmarkPromptParts(b *testing.B) {
+	ws := b.TempDir()
+	for _, name := range FileNames {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(strings.Repeat("Some guidance. ", 100)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		dir := filepath.Join(ws, "skills", fmt.Sprintf("s%02d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		skill := fmt.Sprintf("---\nname: s%02d\ndescription: Skill %d.\nmetadata: {\"nanobot\": {\"requires\": {\"bins\": [\"sh\"]}}}\n---\nbody", i, i)
+		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(skill), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	src := New(ws, 0, true)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := src.PromptParts(b.Context()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
