@@ -144,6 +144,9 @@ func toNode(v reflect.Value) (*yaml.Node, error) {
 		}
 	case v.Kind() == reflect.Map:
 		n.Kind, n.Style = yaml.MappingNode, yaml.FlowStyle
+		if v.Type().Elem().Kind() == reflect.Struct {
+			n.Style = 0 // sections by name (mcp_servers) read better as blocks
+		}
 		keys := v.MapKeys()
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		for _, k := range keys {
