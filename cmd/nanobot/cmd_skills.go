@@ -50,3 +50,17 @@ func (a *app) skills(_ context.Context, cfgPath string, args []string) error {
 	}
 	return w.Flush()
 }
+
+// skillsSummary is the skills line of `nanobot status`.
+func skillsSummary(cfg *config.Config) string {
+	counts := map[string]int{}
+	for _, sk := range newPromptSource(cfg).Skills() {
+		counts[sk.State()]++
+	}
+	usable := counts[prompt.StateAvailable] + counts[prompt.StateAlways]
+	s := fmt.Sprintf("%d in the prompt", usable)
+	if n := counts[prompt.StateUnavailable] + counts[prompt.StateInvalid]; n > 0 {
+		s += fmt.Sprintf(", %d left out (see nanobot skills list)", n)
+	}
+	return s
+}

@@ -90,6 +90,10 @@ func TestSkillsList(t *testing.T) {
 		}
 	}
 
+	if st := runCLI(t.Context(), "", "-c", cfg, "status"); !strings.Contains(st.stdout, "3 in the prompt, 2 left out (see nanobot skills list)") {
+		t.Errorf("status does not count the skills:\n%s", st.stdout)
+	}
+
 	// The daemon starts all the same, and the model gets the usable skills only.
 	stub := openaitest.NewServer(t)
 	stub.Script(openaitest.Reply{Text: "ok"})
