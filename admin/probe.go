@@ -58,6 +58,33 @@ func Probe(ctx context.Context, addr string, ready bool) error {
 	return nil
 }
 
+// ReadyDetails returns the lines of a running gateway's /readyz after the
+// first (ready or not): the parts reported without deciding readiness.
+func ReadyDetails(ctx context.Context, addr string) ([]string, error) {
+	url, err := probeURL(addr, true)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", url, err)
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: probeTimeout}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", url, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	return lines[1:], nil
+}
+
 // probeURL turns a listen address into the URL to probe.
 func probeURL(addr string, ready bool) (string, error) {
 	if addr == "" {

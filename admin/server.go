@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -25,6 +26,8 @@ type Server struct {
 	mu   sync.Mutex
 	ln   net.Listener
 	done chan struct{} // closed when the serve goroutine has returned
+
+	details func(context.Context) []string // guarded by mu
 }
 
 // NewServer returns a server for addr ("host:port"). ready reports why the
@@ -62,12 +65,21 @@ func (s *Server) readyz(ready func(context.Context) error) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.readyTimeout)
 		defer cancel()
+		var extra string
+		s.mu.Lock()
+		details := s.details
+		s.mu.Unlock()
+		if details != nil {
+			if lines := details(ctx); len(lines) > 0 {
+				extra = "\n" + strings.Join(lines, "\n")
+			}
+		}
 		if err := ready(ctx); err != nil {
 			s.logger.Debug("not ready", "err", err)
-			writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+			writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error()+extra)
 			return
 		}
-		writeText(w, http.StatusOK, "ready")
+		writeText(w, http.StatusOK, "ready"+extra)
 	}
 }
 
@@ -78,6 +90,14 @@ func writeText(w http.ResponseWriter, status int, body string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = fmt.Fprintln(w, body)
+}
+
+// SetDetails adds lines to /readyz after its first one: parts that are
+// reported without deciding readiness (the MCP servers).
+func (s *Server) SetDetails(details func(context.Context) []string) {
+	s.mu.Lock()
+	s.details = details
+	s.mu.Unlock()
 }
 
 // Start listens on the address now, so a bad or busy address fails here,

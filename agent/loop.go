@@ -88,6 +88,9 @@ type Loop struct {
 	now     func() time.Time
 	redact  func(string) string
 
+	workspace PromptSource // nil: no prompt files or skills
+	cutWarned warnOnce
+
 	mu    sync.RWMutex
 	setup setup
 	// window is the context budget that worked after the endpoint refused

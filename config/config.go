@@ -67,6 +67,9 @@ type Agent struct {
 	TurnTimeout      time.Duration `yaml:"turn_timeout"`
 	ContextTokens    int           `yaml:"context_tokens"`     // >= 2000
 	DailyTokenBudget int           `yaml:"daily_token_budget"` // per chat and day; 0 = unlimited
+	// PromptFileMaxChars caps each of the workspace's prompt files (AGENTS.md, SOUL.md, USER.md,
+	// TOOLS.md, IDENTITY.md) in the system prompt.
+	PromptFileMaxChars int `yaml:"prompt_file_max_chars"`
 }
 
 // Storage locates the SQLite database.
@@ -100,6 +103,8 @@ type Tools struct {
 	RestrictToWorkspace bool `yaml:"restrict_to_workspace"`
 	Exec                Exec `yaml:"exec"`
 	Web                 Web  `yaml:"web"`
+	// MCPServers maps a server's name to how it is reached; its tools are offered as mcp_<name>_<tool>.
+	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
 }
 
 // Exec configures the shell tool and its safety policy.
@@ -130,6 +135,43 @@ type Web struct {
 	AllowPrivate bool          `yaml:"allow_private"` // loopback, private, link-local and metadata addresses
 	Timeout      time.Duration `yaml:"timeout"`
 	MaxBytes     int           `yaml:"max_bytes"`
+	Search       WebSearch     `yaml:"search"`
+}
+
+// WebSearch configures the web_search tool's backend.
+type WebSearch struct {
+	Provider string        `yaml:"provider"` // "" (no search tool), SearchBrave, SearchSearXNG or SearchTavily
+	APIKey   Secret        `yaml:"api_key"`  // brave and tavily
+	URL      string        `yaml:"url"`      // the SearXNG instance; for brave and tavily, another endpoint of their API
+	Timeout  time.Duration `yaml:"timeout"`  // per search
+}
+
+// Web search backends.
+const (
+	SearchBrave   = "brave"
+	SearchSearXNG = "searxng"
+	SearchTavily  = "tavily"
+)
+
+// MCPServer is one Model Context Protocol server: a command spoken to over stdio, or a streamable HTTP
+// endpoint. Keys left out of a server's entry take the defaults of defaults().
+type MCPServer struct {
+	Command  string            `yaml:"command"` // stdio: the program to run
+	Args     []string          `yaml:"args"`
+	Env      map[string]string `yaml:"env"`     // added to the scrubbed environment the command gets
+	URL      string            `yaml:"url"`     // streamable HTTP endpoint
+	Headers  map[string]Secret `yaml:"headers"` // sent with every HTTP request (e.g. Authorization)
+	Timeout  time.Duration     `yaml:"timeout"` // per tool call
+	Enabled  bool              `yaml:"enabled"`
+	Tools    []string          `yaml:"tools"`    // the tool names to offer; empty = all
+	Approval string            `yaml:"approval"` // ApprovalDeny, ApprovalOwner or ApprovalAllow
+}
+
+// defaults fills a server entry before the file's keys are decoded into it.
+func (s *MCPServer) defaults() {
+	s.Enabled = true
+	s.Timeout = 30 * time.Second
+	s.Approval = ApprovalAllow
 }
 
 // Channels groups the chat channels.
@@ -206,6 +248,8 @@ func Default() *Config {
 			ShutdownTimeout:  30 * time.Second,
 			TurnTimeout:      10 * time.Minute,
 			ContextTokens:    32000,
+
+			PromptFileMaxChars: 4000,
 		},
 		Storage: Storage{Path: "./data/nanobot.db", Backup: Backup{Every: 24 * time.Hour, Keep: 7}},
 		Memory:  Memory{Scope: ScopeGlobal, Window: 50, MaxChars: 8000},
@@ -221,7 +265,8 @@ func Default() *Config {
 				ApprovalTimeout: 5 * time.Minute,
 				Categories:      map[string]string{},
 			},
-			Web: Web{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 1000000},
+			Web:        Web{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 1000000, Search: WebSearch{Timeout: 15 * time.Second}},
+			MCPServers: map[string]MCPServer{},
 		},
 		Channels: Channels{Telegram: Telegram{
 			Enabled:     true,

@@ -317,6 +317,9 @@ func (d *decoder) dict(key string, n *yaml.Node, v reflect.Value) {
 			continue
 		}
 		e := reflect.New(v.Type().Elem()).Elem()
+		if def, ok := e.Addr().Interface().(interface{ defaults() }); ok {
+			def.defaults() // an entry's keys left out keep their defaults, as a section's do
+		}
 		d.value(k, vn, e)
 		out.SetMapIndex(reflect.ValueOf(kn.Value), e)
 	}

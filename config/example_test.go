@@ -75,6 +75,7 @@ func ExampleConfig_Redacted() {
 	//   turn_timeout: 10m
 	//   context_tokens: 32000
 	//   daily_token_budget: 0
+	//   prompt_file_max_chars: 4000
 	// storage:
 	//   path: /etc/nanobot/data/nanobot.db
 	//   backup:
@@ -102,6 +103,12 @@ func ExampleConfig_Redacted() {
 	//     allow_private: false
 	//     timeout: 30s
 	//     max_bytes: 1000000
+	//     search:
+	//       provider: ""
+	//       api_key: ""
+	//       url: ""
+	//       timeout: 15s
+	//   mcp_servers: {}
 	// channels:
 	//   telegram:
 	//     enabled: true

@@ -27,6 +27,8 @@ func FuzzLoad(f *testing.F) {
 		"provider:\n  temperature: .nan\n  max_tokens: 0x10\n  timeout: 1h1m1s\n",
 		"\t- [\n",
 		"<<: {provider: {model: x}}\n",
+		"tools:\n  mcp_servers:\n    gh:\n      command: npx\n      env: {GH_TOKEN: ${A}}\n    web: {url: \"http://u:p@h/mcp\", headers: {Authorization: x}, approval: deny}\n",
+		"tools:\n  web:\n    search: {provider: searxng, url: \"http://h:8080\", api_key: k}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -34,6 +36,7 @@ func FuzzLoad(f *testing.F) {
 	secretKeys := map[string]bool{
 		"provider.base_url": true, "provider.api_key": true, "channels.telegram.api_url": true,
 		"channels.telegram.token": true, "channels.telegram.webhook.url": true, "channels.telegram.webhook.secret_token": true,
+		"tools.web.search.api_key": true, "tools.web.search.url": true, "tools.mcp_servers": true,
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("config.yaml", data, vars)

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"slices"
@@ -29,6 +30,20 @@ func (c *Config) Secrets() []string {
 		add(string(f.APIKey))
 		urls = append(urls, f.BaseURL)
 	}
+	add(string(c.Tools.Web.Search.APIKey))
+	urls = append(urls, c.Tools.Web.Search.URL)
+	for _, name := range slices.Sorted(maps.Keys(c.Tools.MCPServers)) {
+		s := c.Tools.MCPServers[name]
+		urls = append(urls, s.URL)
+		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+			add(string(s.Headers[k]))
+		}
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			if c.secretEnv(name, k) {
+				add(s.Env[k])
+			}
+		}
+	}
 	for _, raw := range urls {
 		if u, err := url.Parse(raw); err == nil && u.User != nil {
 			p, _ := u.User.Password()
@@ -38,14 +53,42 @@ func (c *Config) Secrets() []string {
 	return out
 }
 
+// secretEnv reports whether the value of the environment variable key configured for an MCP server is
+// a credential: its name says so, or it was taken from the environment with ${VAR}, where secrets live.
+func (c *Config) secretEnv(server, key string) bool {
+	if c.src != nil && len(c.src.refs["tools.mcp_servers."+server+".env."+key]) > 0 {
+		return true
+	}
+	n := strings.ToUpper(key)
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // Redacted returns the effective configuration as YAML, every secret written as REDACTED (an empty one
 // stays "" so that it shows as not set), durations as 30s, 5m, 1h.
 func (c *Config) Redacted() ([]byte, error) {
 	cc := *c
 	cc.Provider.Fallbacks = slices.Clone(c.Provider.Fallbacks)
-	urls := []*string{&cc.Provider.BaseURL, &cc.Channels.Telegram.APIURL, &cc.Channels.Telegram.Webhook.URL}
+	urls := []*string{&cc.Provider.BaseURL, &cc.Channels.Telegram.APIURL, &cc.Channels.Telegram.Webhook.URL, &cc.Tools.Web.Search.URL}
 	for i := range cc.Provider.Fallbacks {
 		urls = append(urls, &cc.Provider.Fallbacks[i].BaseURL)
+	}
+	cc.Tools.MCPServers = make(map[string]MCPServer, len(c.Tools.MCPServers))
+	for name, s := range c.Tools.MCPServers {
+		s.Env = maps.Clone(s.Env)
+		for k := range s.Env {
+			if c.secretEnv(name, k) {
+				s.Env[k] = redacted
+			}
+		}
+		if u, err := url.Parse(s.URL); err == nil && u.User != nil {
+			s.URL = u.Redacted()
+		}
+		cc.Tools.MCPServers[name] = s
 	}
 	for _, s := range urls {
 		if u, err := url.Parse(*s); err == nil && u.User != nil {
@@ -101,6 +144,9 @@ func toNode(v reflect.Value) (*yaml.Node, error) {
 		}
 	case v.Kind() == reflect.Map:
 		n.Kind, n.Style = yaml.MappingNode, yaml.FlowStyle
+		if v.Type().Elem().Kind() == reflect.Struct {
+			n.Style = 0 // sections by name (mcp_servers) read better as blocks
+		}
 		keys := v.MapKeys()
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		for _, k := range keys {

@@ -52,7 +52,25 @@ func (c *Config) Missing() []string {
 	if c.Tools.Exec.Approval == ApprovalOwner && c.Owner() == "" {
 		out = append(out, "tools.exec.approver: "+noOwner)
 	}
+	if w := c.Tools.Web; w.Enabled && w.Search.APIKey == "" && (w.Search.Provider == SearchBrave || w.Search.Provider == SearchTavily) {
+		usual := strings.ToUpper(w.Search.Provider) + "_API_KEY"
+		out = append(out, fmt.Sprintf("tools.web.search.api_key: %s needs an API key, so web_search is not offered: %s",
+			w.Search.Provider, c.setHint("tools.web.search.api_key", usual, "api_key")))
+	}
 	return out
+}
+
+// SearchReady reports whether web_search is offered: a backend is chosen and has what it needs.
+func (c *Config) SearchReady() bool {
+	w := c.Tools.Web
+	switch {
+	case !w.Enabled || w.Search.Provider == "":
+		return false
+	case w.Search.Provider == SearchSearXNG:
+		return w.Search.URL != ""
+	default:
+		return w.Search.APIKey != ""
+	}
 }
 
 const noOwner = "owner approval needs a numeric user id in tools.exec.approver or channels.telegram.allow_from"
@@ -74,8 +92,13 @@ func (c *Config) normalize(dir string, env func(string) (string, bool)) []*Error
 	fail := func(key, format string, args ...any) {
 		errs = append(errs, c.errorf(key, format, args...))
 	}
-	for _, s := range []*Secret{&c.Provider.APIKey, &c.Channels.Telegram.Token, &c.Channels.Telegram.Webhook.SecretToken} {
+	for _, s := range []*Secret{&c.Provider.APIKey, &c.Channels.Telegram.Token, &c.Channels.Telegram.Webhook.SecretToken, &c.Tools.Web.Search.APIKey} {
 		*s = Secret(strings.TrimSpace(string(*s))) // env files and secret mounts often end in a newline
+	}
+	for _, srv := range c.Tools.MCPServers {
+		for k, v := range srv.Headers {
+			srv.Headers[k] = Secret(strings.TrimSpace(string(v)))
+		}
 	}
 	for _, p := range []struct {
 		key string
@@ -268,6 +291,7 @@ func (c *Config) problems() []*Error {
 	k.positive("agent.turn_timeout", a.TurnTimeout)
 	k.atLeast("agent.context_tokens", int64(a.ContextTokens), 2000)
 	k.atLeast("agent.daily_token_budget", int64(a.DailyTokenBudget), 0)
+	k.atLeast("agent.prompt_file_max_chars", int64(a.PromptFileMaxChars), 100)
 
 	if c.Storage.Path == "" {
 		k.fail("storage.path", "must not be empty")
@@ -356,6 +380,58 @@ func (c *Config) checkTools(k *checker) {
 	w := c.Tools.Web
 	k.positive("tools.web.timeout", w.Timeout)
 	k.atLeast("tools.web.max_bytes", int64(w.MaxBytes), 1024)
+	if !slices.Contains([]string{"", SearchBrave, SearchSearXNG, SearchTavily}, w.Search.Provider) {
+		k.fail("tools.web.search.provider", `must be brave, searxng, tavily or "" (no search tool), not %s`, c.quote("tools.web.search.provider", w.Search.Provider))
+	}
+	switch {
+	case w.Search.URL != "":
+		k.httpURL("tools.web.search.url", w.Search.URL)
+	case w.Search.Provider == SearchSearXNG:
+		k.fail("tools.web.search.url", "searxng needs the URL of the instance, like https://searx.example.org")
+	}
+	k.positive("tools.web.search.timeout", w.Search.Timeout)
+	c.checkMCP(k)
+}
+
+var mcpName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+
+func (c *Config) checkMCP(k *checker) {
+	for _, name := range slices.Sorted(maps.Keys(c.Tools.MCPServers)) {
+		s := c.Tools.MCPServers[name]
+		key := "tools.mcp_servers." + name
+		if !mcpName.MatchString(name) {
+			k.fail(key, "server names are 1 to 32 letters, digits, _ or -, starting with a letter or digit")
+			continue
+		}
+		switch {
+		case s.Command == "" && s.URL == "":
+			k.fail(key, "needs a command (a server spoken to over stdio) or a url (streamable HTTP)")
+		case s.Command != "" && s.URL != "":
+			k.fail(key+".url", "a server has a command or a url, not both")
+		case s.URL != "":
+			k.httpURL(key+".url", s.URL)
+			if len(s.Args) > 0 || len(s.Env) > 0 {
+				k.fail(key+".args", "args and env are for servers started with a command")
+			}
+		case len(s.Headers) > 0:
+			k.fail(key+".headers", "headers are for servers reached over HTTP (url)")
+		}
+		for _, env := range slices.Sorted(maps.Keys(s.Env)) {
+			if !validVarName(env) {
+				k.fail(key+".env."+env, "is not a valid environment variable name")
+			}
+		}
+		k.positive(key+".timeout", s.Timeout)
+		for i, t := range s.Tools {
+			if strings.TrimSpace(t) == "" {
+				k.fail(fmt.Sprintf("%s.tools[%d]", key, i), "must not be empty")
+			}
+		}
+		k.oneOf(key+".approval", s.Approval, ApprovalDeny, ApprovalOwner, ApprovalAllow)
+		if s.Approval == ApprovalOwner && c.Owner() == "" {
+			k.fail(key+".approval", noOwner)
+		}
+	}
 }
 
 func (c *Config) checkTelegram(k *checker) {

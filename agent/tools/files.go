@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,13 @@ type Files struct {
 	// Protected are absolute paths (nanobot's config, database) that no file
 	// tool may read or write, even inside the workspace or unrestricted.
 	Protected []string
+	// Builtin holds read-only files that read_file serves for paths
+	// starting with BuiltinPrefix (the skills built into nanobot).
+	Builtin fs.FS
 }
+
+// BuiltinPrefix starts the paths read_file serves from Files.Builtin.
+const BuiltinPrefix = "builtin:"
 
 // NewFileTools returns read_file, write_file, edit_file and list_dir over f.
 func NewFileTools(f Files) []agent.Tool {

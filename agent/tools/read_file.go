@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/nanobot-go/nanobot/agent"
@@ -47,6 +49,13 @@ func (t ReadFile) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var p readFileParams
 	if err := decodeArgs(args, &p); err != nil {
 		return "", err
+	}
+	if name, ok := strings.CutPrefix(p.Path, BuiltinPrefix); ok && t.Builtin != nil {
+		data, err := fs.ReadFile(t.Builtin, path.Clean(name))
+		if err != nil {
+			return "", fileError(p.Path, err)
+		}
+		return string(data), nil
 	}
 	abs, err := t.resolve(p.Path)
 	if err != nil {

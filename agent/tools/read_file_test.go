@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestReadFile(t *testing.T) {
@@ -90,5 +91,35 @@ func TestReadFilePermission(t *testing.T) {
 	_, err := call(t, ReadFile{Files{Workspace: ws}}, map[string]string{"path": "locked.txt"})
 	if err == nil || err.Error() != "locked.txt: permission denied" {
 		t.Errorf("error = %v, want permission denied", err)
+	}
+}
+
+func TestReadFileBuiltin(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "builtin:x"), "a file with a colon in its name")
+	builtin := fstest.MapFS{"skills/a/SKILL.md": {Data: []byte("built-in skill")}}
+	tool := ReadFile{Files{Workspace: ws, Restrict: true, Builtin: builtin}}
+	tests := []struct{ path, want, wantErr string }{
+		{path: "builtin:skills/a/SKILL.md", want: "built-in skill"},
+		{path: "builtin:skills/../skills/a/SKILL.md", want: "built-in skill"},
+		{path: "builtin:skills/b/SKILL.md", wantErr: "builtin:skills/b/SKILL.md does not exist"},
+		{path: "builtin:../../etc/passwd", wantErr: "does not exist"},
+	}
+	for _, tt := range tests {
+		got, err := call(t, tool, map[string]string{"path": tt.path})
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("read_file(%s) = %q, %v; want error %q", tt.path, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("read_file(%s) = %q, %v; want %q", tt.path, got, err, tt.want)
+		}
+	}
+	// Without built-in files the prefix is an ordinary file name.
+	got, err := call(t, ReadFile{Files{Workspace: ws, Restrict: true}}, map[string]string{"path": "builtin:x"})
+	if err != nil || got != "a file with a colon in its name" {
+		t.Errorf("read_file(builtin:x) without Builtin = %q, %v", got, err)
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/safety"
 )
 
@@ -39,6 +42,10 @@ func newWebServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
 	mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
 		_, _ = w.Write([]byte("caf\xe9"))
+	})
+	mux.HandleFunc("/latin1-html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html><head><meta charset=\"iso-8859-1\"></head><body><p>Cr\xe8me br\xfbl\xe9e</p></body></html>"))
 	})
 	mux.HandleFunc("/image", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
@@ -73,28 +80,36 @@ func newWebServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
 func TestWebFetch(t *testing.T) {
 	srv := newWebServer(t, nil)
 	tool := &Web{Client: safety.NewURLGuard(true).HTTPClient(30 * time.Second), MaxBytes: 1000}
+	wrap := func(s string) string { return agent.Untrusted(s) }
 	tests := []struct {
 		name, path string
+		mode       string
 		maxChars   int
 		want       string // exact text after the header lines
 		wantErr    string
 	}{
-		{name: "html", path: "/page", want: "Test page\nWelcome\nFish & chips are great.\n- one\n- two"},
-		{name: "plain text", path: "/text", want: "plain <b>text</b> stays"},
-		{name: "json", path: "/json", want: `{"a": 1}`},
-		{name: "latin-1", path: "/latin1", want: "café"},
-		{name: "sniffed html", path: "/sniffed", want: "sniffed html"},
-		{name: "redirect", path: "/redirect", want: "plain <b>text</b> stays"},
-		{name: "max chars", path: "/page", maxChars: 9, want: "Test page\n… [cut: showing the first 9 of 53 characters; ask with a larger max_chars for more]"},
-		{name: "max bytes", path: "/big", want: strings.Repeat("z", 1000) + "\n… [the response is larger than 1000 bytes; only its beginning was read]"},
+		{name: "html", path: "/page", want: wrap("# Test page\n\n## Welcome\n\nFish & chips are **great**.\n\n- one\n- two")},
+		{name: "html as text", path: "/page", mode: "text", want: wrap("Test page\n\nWelcome\n\nFish & chips are great.\n\none\ntwo")},
+		{name: "plain text", path: "/text", want: wrap("plain <b>text</b> stays")},
+		{name: "json", path: "/json", want: wrap(`{"a": 1}`)},
+		{name: "latin-1", path: "/latin1", want: wrap("café")},
+		{name: "latin-1 html", path: "/latin1-html", mode: "text", want: wrap("Crème brûlée")},
+		{name: "sniffed html", path: "/sniffed", mode: "text", want: wrap("sniffed html")},
+		{name: "redirect", path: "/redirect", want: wrap("plain <b>text</b> stays")},
+		{name: "max chars", path: "/page", maxChars: 11, want: wrap("# Test page") + "\n… [cut: showing the first 11 of 65 characters; ask with a larger max_chars for more]"},
+		{name: "max bytes", path: "/big", want: wrap(strings.Repeat("z", 1000)) + "\n… [the response is larger than 1000 bytes; only its beginning was read]"},
 		{name: "image", path: "/image", wantErr: "unsupported content type image/png (8 bytes); web_fetch returns text and HTML only"},
 		{name: "not found", path: "/missing", wantErr: "answered 404 Not Found: Not here"},
+		{name: "bad mode", path: "/page", mode: "pdf", wantErr: `"mode" must be "markdown" or "text"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := map[string]any{"url": srv.URL + tt.path}
 			if tt.maxChars > 0 {
 				args["max_chars"] = tt.maxChars
+			}
+			if tt.mode != "" {
+				args["mode"] = tt.mode
 			}
 			got, err := call(t, tool, args)
 			if tt.wantErr != "" {
@@ -114,6 +129,45 @@ func TestWebFetch(t *testing.T) {
 				t.Errorf("web_fetch(%s) text = %q, want %q", tt.path, body, tt.want)
 			}
 		})
+	}
+}
+
+// An article page with navigation, scripts, an ad block, a sidebar and a
+// footer gives its title and body as Markdown, and nothing else.
+func TestWebFetchArticle(t *testing.T) {
+	article, err := os.ReadFile(filepath.Join("testdata", "article.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(article)
+	}))
+	t.Cleanup(srv.Close)
+	tool := &Web{Client: safety.NewURLGuard(true).HTTPClient(30 * time.Second)}
+	got, err := call(t, tool, map[string]any{"url": srv.URL + "/2025/tomatoes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(got, "\n\n")
+	for _, want := range []string{
+		agent.UntrustedBegin + "\n# Growing tomatoes on a balcony\n",
+		"## Choosing a variety\n\nPick a **determinate** or dwarf variety",
+		"[guide to cherry tomatoes](" + srv.URL + "/vegetables/cherry-tomatoes)",
+		"- Water in the morning, at the base of the plant\n",
+		"## Harvest\n\nPick the fruit when it is fully coloured",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("web_fetch(article) lacks %q:\n%s", want, body)
+		}
+	}
+	for _, junk := range []string{"Subscribe now", "Vegetables", "BUY CHEAP", "tracker", "analytics", "Sponsored", "Ten herbs", "All rights reserved", "border:"} {
+		if strings.Contains(body, junk) {
+			t.Errorf("web_fetch(article) kept %q (navigation, script, ad, sidebar or footer):\n%s", junk, body)
+		}
+	}
+	if !strings.HasSuffix(body, agent.UntrustedEnd) {
+		t.Errorf("the page is not closed by the end marker:\n%s", body)
 	}
 }
 
@@ -162,5 +216,52 @@ func TestWebFetchHidesCredentials(t *testing.T) {
 	_, err := call(t, tool, map[string]string{"url": "https://user:hunter2@example.com/"})
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error = %v, want one without the password", err)
+	}
+}
+
+// The guard refuses private addresses named in the URL, and a redirect
+// from a public page to the machine itself.
+func TestWebFetchGuardRefusesPrivateAndRedirects(t *testing.T) {
+	var secretHits atomic.Int64
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hop":
+			http.Redirect(w, r, "http://"+r.Host+"/secret", http.StatusFound) // to 127.0.0.1
+		case "/secret":
+			secretHits.Add(1)
+			fmt.Fprint(w, "internal admin page")
+		}
+	}))
+	t.Cleanup(local.Close)
+
+	client := safety.NewURLGuard(false).HTTPClient(30 * time.Second)
+	guarded := client.Transport
+	// public.example stands for a public host: its requests reach the
+	// local server; everything else goes through the guard as usual.
+	client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host != "public.example" {
+			return guarded.RoundTrip(r)
+		}
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = "http", local.Listener.Addr().String()
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil && resp.StatusCode == http.StatusFound {
+			resp.Header.Set("Location", strings.Replace(resp.Header.Get("Location"), "http://public.example", "http://"+local.Listener.Addr().String(), 1))
+		}
+		return resp, err
+	})
+	tool := &Web{Client: client}
+
+	for _, u := range []string{"http://10.1.2.3/", "http://192.168.0.1/router", "http://[::1]:8080/", "http://169.254.169.254/latest/meta-data/"} {
+		if got, err := call(t, tool, map[string]string{"url": u}); err == nil || !strings.Contains(err.Error(), "not allowed") {
+			t.Errorf("web_fetch(%s) = %q, %v; want a refusal", u, got, err)
+		}
+	}
+	got, err := call(t, tool, map[string]string{"url": "http://public.example/hop"})
+	if err == nil || !strings.Contains(err.Error(), "redirect to http://127.0.0.1") || !strings.Contains(err.Error(), "not allowed") {
+		t.Errorf("web_fetch(redirect to loopback) = %q, %v; want the redirect refused", got, err)
+	}
+	if n := secretHits.Load(); n != 0 {
+		t.Errorf("the internal page was reached %d times", n)
 	}
 }

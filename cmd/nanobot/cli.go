@@ -114,6 +114,11 @@ nanobot workspace folder (export, import).
 
 Judge shell commands with the loaded policy (from standard input, one a line, when none are given).
 `,
+	"skills": `skills list
+
+Show every skill (the workspace's skills/<name>/SKILL.md and the built-in ones): whether the model gets
+it, and for one it does not, what is missing or what is wrong with its SKILL.md, with file and line.
+`,
 	"audit": `audit [--since 24h] [--denied] [--chat ID] [--limit N]
 
 Print the tool-call audit trail.

@@ -47,6 +47,7 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 		return err
 	}
 	defer rt.close(5 * time.Second)
+	rt.waitForMCP(ctx)
 
 	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, R: rt}
 	if message == "" {

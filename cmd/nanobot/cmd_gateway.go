@@ -97,6 +97,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	var srv *admin.Server
 	if cfg.Gateway.Listen != "" {
 		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch, *unreadyAfter) }, log)
+		srv.SetDetails(rt.mcpDetails)
 		if err := srv.Start(); err != nil {
 			rt.close(time.Second)
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nanobot-go/nanobot"
+	"github.com/nanobot-go/nanobot/agent/prompt"
 	"github.com/nanobot-go/nanobot/config"
 )
 
@@ -96,7 +97,14 @@ func (a *app) onboard(_ context.Context, _ string, args []string) error {
 			return err
 		}
 	}
+	starters, err := prompt.WriteStarters(cfg.Agent.Workspace)
+	if err != nil {
+		return fmt.Errorf("write the workspace's starter files: %w", err)
+	}
 	fmt.Fprintf(a.stdout, "Wrote %s\nWorkspace: %s\nData: %s\n", cfg.Path, cfg.Agent.Workspace, filepath.Dir(cfg.Storage.Path))
+	if len(starters) > 0 {
+		fmt.Fprintf(a.stdout, "Starter files in the workspace (edit them; they are part of every prompt): %s\n", strings.Join(starters, ", "))
+	}
 	if missing := cfg.Missing(); len(missing) > 0 {
 		fmt.Fprintln(a.stdout, "Still to do:")
 		for _, m := range missing {

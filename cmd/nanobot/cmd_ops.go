@@ -69,6 +69,11 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	fmt.Fprintf(w, "admin endpoint\t%s\n", listen)
 	fmt.Fprintf(w, "memory\tscope %s, window %d messages\n", cfg.Memory.Scope, cfg.Memory.Window)
 	fmt.Fprintf(w, "shell\texec %v, approval %s\n", cfg.Tools.Exec.Enabled, cfg.Tools.Exec.Approval)
+	fmt.Fprintf(w, "web search\t%s\n", searchStatus(cfg))
+	fmt.Fprintf(w, "skills\t%s\n", skillsSummary(cfg))
+	for _, line := range mcpStatus(ctx, cfg) {
+		fmt.Fprintf(w, "mcp\t%s\n", line)
+	}
 	var problems []string
 	if _, err := os.Stat(cfg.Storage.Path); err == nil {
 		fmt.Fprintf(w, "gateway\t%s\n", gatewayState(cfg.Storage.Path))

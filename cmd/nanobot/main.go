@@ -96,6 +96,7 @@ Commands:
   memory show|history|edit|export|import
                                      inspect and edit long-term memory
   safety check [COMMAND ...]         judge shell commands with the loaded policy
+  skills list                        show every skill, whether the model gets it, and why not
   audit [--since 24h] [--denied] [--chat ID]
                                      print the tool-call audit trail
   usage [--since 7d]                 print token usage per chat and day
@@ -150,6 +151,8 @@ func (a *app) dispatch(ctx context.Context, cmd, cfgPath string, rest []string) 
 		return a.memory(ctx, cfgPath, rest)
 	case "safety":
 		return a.safety(ctx, cfgPath, rest)
+	case "skills":
+		return a.skills(ctx, cfgPath, rest)
 	case "audit":
 		return a.audit(ctx, cfgPath, rest)
 	case "usage":

@@ -14,7 +14,9 @@ import (
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/mcp"
 	"github.com/nanobot-go/nanobot/agent/openai"
+	"github.com/nanobot-go/nanobot/agent/prompt"
 	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
@@ -31,6 +33,9 @@ type runtime struct {
 	cons    *agent.Consolidator
 	metrics *admin.Metrics // nil outside the gateway
 	secrets *liveRedactor  // shared with the logger
+	prompts *prompt.Source // the workspace's prompt files and skills
+	mcp     *mcp.Manager   // the MCP servers and their tools
+	reconf  sync.Mutex     // one rebuild of the loop's tools at a time
 
 	mu       sync.RWMutex
 	cfg      *config.Config
@@ -51,6 +56,8 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
 	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg}
+	r.prompts = newPromptSource(cfg)
+	r.mcp = r.newMCP(cfg)
 	r.provider, r.chain = r.newProviders(cfg)
 	toolset, err := r.tools(cfg)
 	if err != nil {
@@ -62,6 +69,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		agent.WithMemory(memorySource{r}),
 		agent.WithRedactor(secrets.Redact),
 		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall}),
+		agent.WithPromptSource(r.prompts),
 	)
 	r.cons = agent.NewConsolidator(consolidationStore{store}, agent.ConsolidatorConfig{
 		Window:        cfg.Memory.Window,
@@ -72,6 +80,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		Notices:       store,
 		Provider:      func() agent.Provider { return meteredProvider{r} },
 	}, logger, r.observeConsolidation)
+	r.mcp.Apply(mcpServers(cfg))
 	return r, nil
 }
 
@@ -94,6 +103,7 @@ func (r *runtime) notifyChat(ctx context.Context, session, text string) {
 }
 
 func (r *runtime) close(grace time.Duration) error {
+	r.mcp.Close()
 	r.cons.Close(grace)
 	return r.store.Close()
 }
@@ -209,7 +219,7 @@ func newPolicy(cfg *config.Config) (*safety.Policy, error) {
 // tools builds the tool set for cfg.
 func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 	protected := protectedPaths(cfg)
-	out := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace, Restrict: cfg.Tools.RestrictToWorkspace, Protected: protected})
+	out := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace, Restrict: cfg.Tools.RestrictToWorkspace, Protected: protected, Builtin: prompt.Builtin()})
 	if cfg.Tools.Exec.Enabled {
 		policy, err := newPolicy(cfg)
 		if err != nil {
@@ -229,9 +239,13 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 		})
 	}
 	out = append(out, tools.NewMemoryTools(r.memoryTools(cfg))...)
+	out = append(out, r.mcp.Tools()...)
 	if cfg.Tools.Web.Enabled {
 		guard := safety.NewURLGuard(cfg.Tools.Web.AllowPrivate)
 		out = append(out, &tools.Web{Client: guard.HTTPClient(cfg.Tools.Web.Timeout), MaxBytes: int64(cfg.Tools.Web.MaxBytes)})
+	}
+	if cfg.SearchReady() {
+		out = append(out, webSearch(cfg))
 	}
 	return out, nil
 }
@@ -295,6 +309,8 @@ func scopeOf(cfg *config.Config, session string) string {
 
 // reconfigure applies a new config to turns that start from now on.
 func (r *runtime) reconfigure(cfg *config.Config) error {
+	r.reconf.Lock()
+	defer r.reconf.Unlock()
 	toolset, err := r.tools(cfg)
 	if err != nil {
 		return err
@@ -305,7 +321,9 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	p := r.chain
 	r.mu.Unlock()
 	r.secrets.set(cfg)
+	r.prompts.Configure(cfg.Agent.Workspace, cfg.Agent.PromptFileMaxChars, cfg.Tools.RestrictToWorkspace)
 	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
+	r.mcp.Apply(mcpServers(cfg))
 	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
 	r.level.Set(parseLevel(cfg.Log.Level))
 	return nil
