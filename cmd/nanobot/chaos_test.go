@@ -100,6 +100,7 @@ func (r chaosReport) String() string {
 // answered once, in order per chat, with the database intact. The short
 // form runs in CI; -chaos.long runs 20 chats, 500 messages and 10 kills.
 func TestChaosKill(t *testing.T) {
+	t.Parallel() // a daemon of its own, with its own fakes
 	chats, perChat, kills := 5, 12, 3
 	if *chaosLong {
 		chats, perChat, kills = 20, 25, 10
@@ -292,6 +293,7 @@ func logOutbox(t *testing.T, db *sql.DB, chat, tok string) {
 // chat each. The daemon never exits; every message gets an answer or an
 // honest sentence; the next message of the same chat is answered normally.
 func TestChaosModel(t *testing.T) {
+	t.Parallel() // a daemon of its own, with its own fakes
 	tg := telegramtest.NewServer(t, botToken)
 	model := openaitest.NewServer(t)
 	refuse := `{"error":{"message":"This model's maximum context length is 16384 tokens. However, your messages resulted in 40000 tokens.","code":"context_length_exceeded"}}`
@@ -375,6 +377,7 @@ func waitSentTo(t *testing.T, tg *telegramtest.Server, chat int64, n int) telegr
 // exactly once; the conflict is explained in the log and retried; the
 // daemon never exits.
 func TestChaosTelegram(t *testing.T) {
+	t.Parallel() // a daemon of its own, with its own fakes
 	tg := telegramtest.NewServer(t, botToken)
 	model := openaitest.NewServer(t)
 	model.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
@@ -436,6 +439,7 @@ func TestChaosTelegram(t *testing.T) {
 // the chat, the log says why, nothing is corrupted or lost, and when space
 // returns the waiting message is answered without a restart.
 func TestChaosDiskFull(t *testing.T) {
+	t.Parallel() // a daemon of its own, with its own fakes
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
