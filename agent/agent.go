@@ -145,6 +145,14 @@ type Turn struct {
 	// answer replies to (0: none).
 	Inbox   []int64
 	ReplyTo int64
+	// Mirror names a session that also records the delivered answer as
+	// an assistant message, in the write that queues it: the answer of a
+	// turn the daemon started on its own (a scheduled job) then reads as
+	// part of the chat's conversation. Empty: none.
+	Mirror string
+	// Fallback is delivered instead of an empty answer, so a turn that
+	// must say something (a reminder) never ends in silence.
+	Fallback string
 }
 
 type turnKey struct{}

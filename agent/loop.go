@@ -168,7 +168,7 @@ func (l *Loop) Resume(ctx context.Context, t Turn) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("read session: %w", err)
 	}
-	repair, events := interrupted(t, msgs, l.now())
+	repair, events := interrupted(t, keepCallsTogether(msgs), l.now())
 	for i := range events {
 		events[i].Args = l.redact(events[i].Args)
 	}
@@ -236,7 +236,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	if err != nil {
 		return Result{}, err
 	}
-	st := &turnState{msgs: append(window, pending...), pending: pending, events: events}
+	st := &turnState{msgs: append(keepCallsTogether(window), pending...), pending: pending, events: events}
 
 	var res Result
 	var repeats loopDetector

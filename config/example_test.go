@@ -73,6 +73,11 @@ func ExampleConfig_Redacted() {
 	//   turn_timeout: 10m
 	//   context_tokens: 32000
 	//   daily_token_budget: 0
+	//   timezone: ""
+	//   subagents:
+	//     max_iterations: 15
+	//     max_per_chat: 3
+	//     timeout: 30m
 	// storage:
 	//   path: /etc/nanobot/data/nanobot.db
 	// memory:
@@ -115,4 +120,13 @@ func ExampleConfig_Redacted() {
 	// log:
 	//   level: info
 	//   format: text
+	// cron:
+	//   enabled: true
+	//   max_jobs_per_chat: 50
+	//   missed: once
+	// heartbeat:
+	//   interval: 30m
+	//   file: HEARTBEAT.md
+	//   chat: ""
+	//   quiet_hours: ""
 }

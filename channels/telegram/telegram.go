@@ -150,6 +150,7 @@ type Channel struct {
 
 	allow       atomic.Pointer[allowList]
 	model       atomic.Pointer[string]
+	background  atomic.Pointer[Background]
 	lastContact atomic.Int64 // unix nanoseconds
 	startedAt   time.Time
 	running     atomic.Bool

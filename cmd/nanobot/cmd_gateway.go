@@ -70,10 +70,17 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		}
 	})
 
+	stopProactive, err := a.runProactive(ctx, rt, ch)
+	if err != nil {
+		rt.close(time.Second)
+		return err
+	}
+
 	var srv *admin.Server
 	if cfg.Gateway.Listen != "" {
 		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch) }, log)
 		if err := srv.Start(); err != nil {
+			stopProactive()
 			rt.close(time.Second)
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
 		}
@@ -91,6 +98,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	runErr := ch.Run(ctx)
 	stopWatch()
 	wg.Wait()
+	stopProactive()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		srv.Shutdown(sctx)

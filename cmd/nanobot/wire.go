@@ -36,6 +36,7 @@ type runtime struct {
 	provider *openai.Provider
 	approver tools.Approver
 	notify   func(ctx context.Context, session, text string)
+	pro      *proactive // the gateway's background work; nil elsewhere
 }
 
 // newRuntime opens the store and builds the loop. metrics may be nil.
@@ -205,6 +206,12 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 		})
 	}
 	out = append(out, tools.NewMemoryTools(r.memoryTools(cfg))...)
+	r.mu.RLock()
+	pro := r.pro
+	r.mu.RUnlock()
+	if pro != nil {
+		out = append(out, pro.tools()...)
+	}
 	if cfg.Tools.Web.Enabled {
 		guard := safety.NewURLGuard(cfg.Tools.Web.AllowPrivate)
 		out = append(out, &tools.Web{Client: guard.HTTPClient(cfg.Tools.Web.Timeout), MaxBytes: int64(cfg.Tools.Web.MaxBytes)})
@@ -216,7 +223,7 @@ func (r *runtime) memoryTools(cfg *config.Config) tools.Memory {
 	return tools.Memory{
 		Scope: func(ctx context.Context) string {
 			t, _ := agent.TurnFrom(ctx)
-			return r.scope(t.Session)
+			return r.scope(scopeSession(t))
 		},
 		Save:   r.store.SetMemory,
 		Append: r.store.AppendHistory,
@@ -283,6 +290,9 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	r.secrets.set(cfg)
 	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
 	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
+	if pro := r.proactive(); pro != nil {
+		pro.reconfigure(cfg)
+	}
 	r.level.Set(parseLevel(cfg.Log.Level))
 	return nil
 }
@@ -341,7 +351,7 @@ func (r *runtime) overBudget(ctx context.Context, session string) (string, bool)
 	if budget <= 0 {
 		return "", false
 	}
-	used, err := r.store.UsageOn(ctx, session, time.Now())
+	used, err := r.usageToday(ctx, session)
 	if err != nil {
 		r.logger.Error("read usage", "err", err)
 		return "", false
@@ -399,7 +409,7 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	today, err := r.store.UsageOn(ctx, session, time.Now())
+	today, err := r.usageToday(ctx, session)
 	if err != nil {
 		return "", err
 	}
@@ -452,7 +462,7 @@ func (r *runtime) countTurn(outcome string) {
 type memorySource struct{ r *runtime }
 
 func (m memorySource) Memory(ctx context.Context, t agent.Turn) (string, error) {
-	return m.r.store.Memory(ctx, m.r.scope(t.Session))
+	return m.r.store.Memory(ctx, m.r.scope(scopeSession(t)))
 }
 
 // consolidationStore adapts the store to what consolidation consumes.
