@@ -7,6 +7,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -117,6 +119,10 @@ type Record struct {
 	// Last marks the turn's final record; its last message, when it is an
 	// assistant message without tool calls, is the answer.
 	Last bool
+	// Quiet marks a Last record whose answer is not to be sent: a tool
+	// already delivered it to the chat during the turn (or the answer is
+	// empty and a tool delivered something).
+	Quiet bool
 }
 
 // Answer returns the answer a Last record carries ("" when none).
@@ -186,6 +192,56 @@ type ToolEvent struct {
 	Approver string
 	ExitCode int
 }
+
+type sentKey struct{}
+
+// sentLog is what tools delivered to chats during one turn.
+type sentLog struct {
+	mu    sync.Mutex
+	texts map[string][]string // by chat id
+}
+
+// withSentLog returns a context in which NoteSent records for the turn.
+func withSentLog(ctx context.Context) (context.Context, *sentLog) {
+	l := &sentLog{texts: map[string][]string{}}
+	return context.WithValue(ctx, sentKey{}, l), l
+}
+
+// NoteSent records that a tool delivered text to chat during the running
+// turn, so an answer that repeats it is not sent again.
+func NoteSent(ctx context.Context, chat, text string) {
+	l, ok := ctx.Value(sentKey{}).(*sentLog)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.texts[chat] = append(l.texts[chat], normalizeText(text))
+}
+
+// repeats reports whether answer adds nothing to what tools sent to chat:
+// it is empty and something was sent, or it is the same as (or part of)
+// one of the sent texts.
+func (l *sentLog) repeats(chat, answer string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sent := l.texts[chat]
+	if len(sent) == 0 {
+		return false
+	}
+	a := normalizeText(answer)
+	if a == "" {
+		return true
+	}
+	for _, s := range sent {
+		if strings.Contains(s, a) {
+			return true
+		}
+	}
+	return false
+}
+
+func normalizeText(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 type eventKey struct{}
 

@@ -64,6 +64,9 @@ type Result struct {
 	ToolCalls  int
 	Stop       StopReason
 	Usage      Usage
+	// Quiet reports that the answer was not sent: it repeats what a tool
+	// already delivered to the chat in this turn.
+	Quiet bool
 }
 
 // StopReason says why a turn ended.
@@ -215,6 +218,7 @@ type turnState struct {
 	msgs    []Message // what the model sees: the window and the turn so far
 	pending []Message // the tail of msgs since the last record
 	events  []ToolEvent
+	sent    *sentLog // what tools delivered to chats
 }
 
 func (st *turnState) add(m Message) {
@@ -226,6 +230,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	s := l.current()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TurnTimeout)
 	defer cancel()
+	ctx, sent := withSentLog(ctx)
 	log := l.logger.With("turn_id", t.ID, "session", t.Session)
 
 	window, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
@@ -236,7 +241,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	if err != nil {
 		return Result{}, err
 	}
-	st := &turnState{msgs: append(keepCallsTogether(window), pending...), pending: pending, events: events}
+	st := &turnState{msgs: append(keepCallsTogether(window), pending...), pending: pending, events: events, sent: sent}
 
 	var res Result
 	var repeats loopDetector
@@ -250,7 +255,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 		l.add(st, reply)
 		if len(reply.ToolCalls) == 0 {
 			res.Text, res.Stop = reply.Content, StopAnswered
-			return res, l.commit(ctx, t, st, true)
+			return res, l.commitLast(ctx, t, st, &res)
 		}
 		// The calls are on record before any of them runs.
 		if err := l.commit(ctx, t, st, false); err != nil {
@@ -292,11 +297,23 @@ func (l *Loop) commit(ctx context.Context, t Turn, st *turnState, last bool) err
 	if len(st.pending) == 0 && len(st.events) == 0 && !last {
 		return nil
 	}
-	if err := l.history.Commit(ctx, t, Record{Messages: st.pending, Events: st.events, Last: last}); err != nil {
+	return l.record(ctx, t, st, Record{Last: last})
+}
+
+func (l *Loop) record(ctx context.Context, t Turn, st *turnState, r Record) error {
+	r.Messages, r.Events = st.pending, st.events
+	if err := l.history.Commit(ctx, t, r); err != nil {
 		return fmt.Errorf("record turn: %w", err)
 	}
 	st.pending, st.events = nil, nil
 	return nil
+}
+
+// commitLast records the end of the turn with res.Text as its answer,
+// which is not sent again when a tool already delivered it.
+func (l *Loop) commitLast(ctx context.Context, t Turn, st *turnState, res *Result) error {
+	res.Quiet = st.sent != nil && st.sent.repeats(t.ChatID, res.Text)
+	return l.record(ctx, t, st, Record{Last: true, Quiet: res.Quiet})
 }
 
 // keep records what an ending turn still holds, even when its context is
@@ -349,7 +366,7 @@ func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, st *turnState, syste
 		res.Text = reply.Content
 	}
 	l.add(st, Message{Role: RoleAssistant, Content: res.Text, Usage: reply.Usage})
-	return *res, l.commit(ctx, t, st, true)
+	return *res, l.commitLast(ctx, t, st, res)
 }
 
 // failed ends a turn whose model call failed or whose deadline passed.

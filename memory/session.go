@@ -86,7 +86,7 @@ func (s *Store) Commit(ctx context.Context, t agent.Turn, r agent.Record) error 
 		if !r.Last {
 			return nil
 		}
-		return finishTurn(ctx, tx, t, r.Answer())
+		return finishTurn(ctx, tx, t, r.Answer(), r.Quiet)
 	})
 	if err != nil {
 		return fmt.Errorf("commit turn: %w", err)
@@ -103,15 +103,16 @@ func (s *Store) FinishTurn(ctx context.Context, t agent.Turn, text string) error
 	if len(t.Inbox) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error { return finishTurn(ctx, tx, t, text) })
+	err := s.write(ctx, func(tx *sql.Tx) error { return finishTurn(ctx, tx, t, text, false) })
 	if err != nil {
 		return fmt.Errorf("finish turn: %w", err)
 	}
 	return nil
 }
 
-// finishTurn closes t's items with text as the answer.
-func finishTurn(ctx context.Context, tx *sql.Tx, t agent.Turn, text string) error {
+// finishTurn closes t's items with text as the answer; a quiet answer (a
+// tool delivered it already) is not queued.
+func finishTurn(ctx context.Context, tx *sql.Tx, t agent.Turn, text string, quiet bool) error {
 	ids, err := turnItems(ctx, tx, t.Inbox)
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func finishTurn(ctx context.Context, tx *sql.Tx, t agent.Turn, text string) erro
 		text = t.Fallback
 	}
 	var reply *channels.OutboxItem
-	if text != "" {
+	if text != "" && !quiet {
 		reply = &channels.OutboxItem{Channel: t.Channel, ChatID: t.ChatID, Text: text, ReplyTo: t.ReplyTo,
 			InboxID: slices.Max(ids)}
 	}

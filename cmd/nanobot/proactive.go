@@ -21,18 +21,20 @@ import (
 	"github.com/nanobot-go/nanobot/schedule"
 )
 
-// proactive is the work the gateway does on its own: scheduled jobs.
+// proactive is the work the gateway does on its own: scheduled jobs, and
+// the message tool that lets a turn speak before its answer.
 type proactive struct {
-	rt    *runtime
-	clock schedule.Clock
-	jobs  *jobs.Service // nil when cron.enabled is false
+	rt        *runtime
+	clock     schedule.Clock
+	delivered func()        // something was queued for a chat outside the channel
+	jobs      *jobs.Service // nil when cron.enabled is false
 }
 
 // newProactive builds the gateway's background work over rt; delivered is
 // told when something was queued for a chat outside the channel.
 func newProactive(rt *runtime, clock schedule.Clock, delivered func()) (*proactive, error) {
 	cfg := rt.config()
-	p := &proactive{rt: rt, clock: clock}
+	p := &proactive{rt: rt, clock: clock, delivered: delivered}
 	if cfg.Cron.Enabled {
 		jc, err := jobsConfig(cfg)
 		if err != nil {
@@ -149,11 +151,42 @@ func (p *proactive) reconfigure(cfg *config.Config) {
 
 // tools are the tools of the gateway's turns beyond the runtime's own.
 func (p *proactive) tools() []agent.Tool {
-	var out []agent.Tool
+	out := []agent.Tool{tools.Message{Outbox: chatOutbox{p}, MayReach: p.mayReach}}
 	if p.jobs != nil {
 		out = append(out, tools.Cron{Jobs: cronJobs{p.jobs}})
 	}
 	return out
+}
+
+// mayReach lets the owner write to another allowed user's private chat.
+func (p *proactive) mayReach(t agent.Turn, chat string) error {
+	cfg := p.rt.config()
+	if owner := cfg.Owner(); owner == "" || t.SenderID != owner {
+		return errors.New("only the owner may send to another chat; without chat_id the message goes to this chat")
+	}
+	for _, u := range cfg.Channels.Telegram.AllowFrom {
+		if u == chat {
+			return nil
+		}
+	}
+	return fmt.Errorf("chat %s is not the private chat of a user in channels.telegram.allow_from", chat)
+}
+
+// chatOutbox is the message tool's way out: the chat's outbox.
+type chatOutbox struct{ p *proactive }
+
+func (o chatOutbox) Send(ctx context.Context, from agent.Turn, chat, text string) error {
+	session := from.Channel + ":" + chat
+	if session == from.Session {
+		session = "" // the conversation holds the tool call already
+	}
+	_, err := o.p.rt.store.Deliver(ctx, channels.OutboxItem{Channel: from.Channel, ChatID: chat, Text: text,
+		State: channels.OutboxPending, CreatedAt: time.Now().UTC()}, session)
+	if err != nil {
+		return err
+	}
+	o.p.delivered()
+	return nil
 }
 
 // Jobs, Tasks and StopTasks serve /jobs, /subagents and /stop.
