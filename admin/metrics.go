@@ -43,6 +43,8 @@ type Metrics struct {
 	telegramErrors *prometheus.CounterVec
 	queueDepth     *prometheus.GaugeVec
 	consolidations *prometheus.CounterVec
+	heartbeats     *prometheus.CounterVec
+	heartbeatTok   *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them, together with the Go
@@ -90,13 +92,27 @@ func NewMetrics() *Metrics {
 			Namespace: ns, Name: "consolidations_total",
 			Help: "Memory consolidations, by outcome.",
 		}, []string{"outcome"}),
+		heartbeats: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "heartbeat_checks_total",
+			Help: "Heartbeat checks, by outcome (idle and quiet cost no model call; skip, run and error are decisions).",
+		}, []string{"outcome"}),
+		heartbeatTok: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "heartbeat_tokens_total",
+			Help: "Tokens spent on the heartbeat (decisions and runs), by kind (prompt, completion).",
+		}, []string{"kind"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.inbound, m.turns, m.modelCalls, m.modelDuration, m.modelTokens,
 		m.toolCalls, m.telegramErrors, m.queueDepth, m.consolidations,
+		m.heartbeats, m.heartbeatTok,
 	)
+	for _, o := range []string{"idle", "quiet", "skip", "run", "error"} {
+		m.heartbeats.WithLabelValues(o)
+	}
+	m.heartbeatTok.WithLabelValues("prompt")
+	m.heartbeatTok.WithLabelValues("completion")
 	for _, o := range []string{TurnAnswered, TurnFailed, TurnStopped, TurnBudget} {
 		m.turns.WithLabelValues(o)
 	}
@@ -190,4 +206,21 @@ func (m *Metrics) Consolidation(outcome string) {
 		return
 	}
 	m.consolidations.WithLabelValues(outcome).Inc()
+}
+
+// HeartbeatCheck counts a heartbeat check by its outcome.
+func (m *Metrics) HeartbeatCheck(outcome string) {
+	if m == nil {
+		return
+	}
+	m.heartbeats.WithLabelValues(outcome).Inc()
+}
+
+// HeartbeatTokens adds the tokens of a heartbeat model call.
+func (m *Metrics) HeartbeatTokens(prompt, completion int) {
+	if m == nil || prompt < 0 || completion < 0 {
+		return
+	}
+	m.heartbeatTok.WithLabelValues("prompt").Add(float64(prompt))
+	m.heartbeatTok.WithLabelValues("completion").Add(float64(completion))
 }

@@ -121,7 +121,8 @@ type Record struct {
 	Last bool
 	// Quiet marks a Last record whose answer is not to be sent: a tool
 	// already delivered it to the chat during the turn (or the answer is
-	// empty and a tool delivered something).
+	// empty and a tool delivered something), or it is the turn's
+	// NothingToReport.
 	Quiet bool
 }
 
@@ -159,6 +160,10 @@ type Turn struct {
 	// Fallback is delivered instead of an empty answer, so a turn that
 	// must say something (a reminder) never ends in silence.
 	Fallback string
+	// NothingToReport is an answer that means there is nothing worth
+	// sending (a heartbeat's): an answer that starts or ends with it is
+	// recorded but not sent.
+	NothingToReport string
 }
 
 type turnKey struct{}
@@ -242,6 +247,16 @@ func (l *sentLog) repeats(chat, answer string) bool {
 }
 
 func normalizeText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// saysNothing reports whether answer is the turn's nothing-to-report word,
+// alone or at its start or end, markup and punctuation aside.
+func saysNothing(t Turn, answer string) bool {
+	if t.NothingToReport == "" {
+		return false
+	}
+	a := strings.Trim(strings.TrimSpace(answer), "*_`.!\"' \n")
+	return strings.HasPrefix(a, t.NothingToReport) || strings.HasSuffix(a, t.NothingToReport)
+}
 
 type eventKey struct{}
 

@@ -65,7 +65,8 @@ type Result struct {
 	Stop       StopReason
 	Usage      Usage
 	// Quiet reports that the answer was not sent: it repeats what a tool
-	// already delivered to the chat in this turn.
+	// already delivered to the chat in this turn, or says there is nothing
+	// to report (Turn.NothingToReport).
 	Quiet bool
 }
 
@@ -312,7 +313,7 @@ func (l *Loop) record(ctx context.Context, t Turn, st *turnState, r Record) erro
 // commitLast records the end of the turn with res.Text as its answer,
 // which is not sent again when a tool already delivered it.
 func (l *Loop) commitLast(ctx context.Context, t Turn, st *turnState, res *Result) error {
-	res.Quiet = st.sent != nil && st.sent.repeats(t.ChatID, res.Text)
+	res.Quiet = (st.sent != nil && st.sent.repeats(t.ChatID, res.Text)) || saysNothing(t, res.Text)
 	return l.record(ctx, t, st, Record{Last: true, Quiet: res.Quiet})
 }
 

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -262,15 +263,17 @@ func (s *Store) SkipJob(ctx context.Context, id int64, slot, next time.Time) err
 }
 
 // ChatUsageOn returns what a chat's turns used on the day of on: its own
-// session ("channel:chat") and the sessions of its scheduled jobs
-// ("cron:<id>") and background tasks ("subagent:<id>").
-func (s *Store) ChatUsageOn(ctx context.Context, channel, chat string, on time.Time) (agent.Usage, error) {
+// session ("channel:chat"), the sessions of its scheduled jobs ("cron:<id>")
+// and background tasks ("subagent:<id>"), and the sessions in also.
+func (s *Store) ChatUsageOn(ctx context.Context, channel, chat string, on time.Time, also ...string) (agent.Usage, error) {
 	var u agent.Usage
+	extra, _ := json.Marshal(append([]string{}, also...))
 	err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)
 		FROM usage WHERE day = ?1 AND (session = ?2 || ':' || ?3
 			OR session IN (SELECT 'cron:' || id FROM jobs WHERE channel = ?2 AND chat_id = ?3)
-			OR session IN (SELECT 'subagent:' || id FROM subagents WHERE channel = ?2 AND chat_id = ?3))`,
-		day(on), channel, chat).Scan(&u.PromptTokens, &u.CompletionTokens)
+			OR session IN (SELECT 'subagent:' || id FROM subagents WHERE channel = ?2 AND chat_id = ?3)
+			OR session IN (SELECT value FROM json_each(?4)))`,
+		day(on), channel, chat, string(extra)).Scan(&u.PromptTokens, &u.CompletionTokens)
 	if err != nil {
 		return agent.Usage{}, fmt.Errorf("read chat usage: %w", err)
 	}

@@ -137,6 +137,12 @@ func TestChatUsageOn(t *testing.T) {
 	if u, err := s.ChatUsageOn(ctx, "telegram", "42", now); err != nil || u.Total() != 120 {
 		t.Errorf("ChatUsageOn = %+v, %v; want 120 tokens (the chat and its job)", u, err)
 	}
+	if err := s.RecordUsage(ctx, "heartbeat", now, agent.Usage{CompletionTokens: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.ChatUsageOn(ctx, "telegram", "42", now, "heartbeat"); err != nil || u.Total() != 123 {
+		t.Errorf("ChatUsageOn with the heartbeat = %+v, %v; want 123 tokens", u, err)
+	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -22,13 +22,18 @@ var cronStart = time.Date(2026, 3, 28, 8, 0, 0, 0, time.UTC)
 // startGatewayAt runs the gateway with a manual clock for scheduled work.
 func startGatewayAt(t *testing.T, clock *scheduletest.Clock, extra map[string]string) *gatewayHarness {
 	t.Helper()
+	return startGatewayIn(t, t.TempDir(), clock, extra)
+}
+
+// startGatewayIn is startGatewayAt with the config, workspace and data in dir.
+func startGatewayIn(t *testing.T, dir string, clock *scheduletest.Clock, extra map[string]string) *gatewayHarness {
+	t.Helper()
 	values := map[string]string{"agent.timezone": "UTC", "heartbeat.interval": "0"}
 	for k, v := range extra {
 		values[k] = v
 	}
 	tg := telegramtest.NewServer(t, botToken)
 	model := openaitest.NewServer(t)
-	dir := t.TempDir()
 	h := &gatewayHarness{t: t, tg: tg, model: model, dir: dir, logs: &syncBuffer{}, clock: clock}
 	h.cfg = gatewayConfig(t, dir, tg, model, values)
 	h.start()

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,18 +18,20 @@ import (
 	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/channels/telegram"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
 )
 
-// proactive is the work the gateway does on its own: scheduled jobs, and
-// the message tool that lets a turn speak before its answer.
+// proactive is the work the gateway does on its own: scheduled jobs, the
+// heartbeat, and the message tool that lets a turn speak before its answer.
 type proactive struct {
 	rt        *runtime
 	clock     schedule.Clock
 	delivered func()        // something was queued for a chat outside the channel
 	jobs      *jobs.Service // nil when cron.enabled is false
+	heartbeat *heartbeat.Heartbeat
 }
 
 // newProactive builds the gateway's background work over rt; delivered is
@@ -42,7 +46,50 @@ func newProactive(rt *runtime, clock schedule.Clock, delivered func()) (*proacti
 		}
 		p.jobs = jobs.New(jobStore{rt.store}, turnRunner{rt}, clock, jc, rt.logger, delivered)
 	}
+	hc, err := heartbeatConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	warnHeartbeat(rt, cfg)
+	p.heartbeat = heartbeat.New(rt.store, turnRunner{rt}, func() agent.Provider { return meteredProvider{rt} }, clock, hc,
+		rt.logger, heartbeat.Hooks{Decision: rt.metrics.HeartbeatCheck, Ran: func(queued string) {
+			if queued != "" {
+				delivered()
+			}
+		}})
 	return p, nil
+}
+
+// heartbeatConfig is the heartbeat's part of cfg. Without a chat to report
+// to, it is off.
+func heartbeatConfig(cfg *config.Config) (heartbeat.Config, error) {
+	zone, err := schedule.Zone(cfg.Agent.Timezone, nil)
+	if err != nil {
+		return heartbeat.Config{}, &config.Error{File: cfg.Path, Key: "agent.timezone", Problem: err.Error()}
+	}
+	quiet, err := schedule.ParseQuietHours(cfg.Heartbeat.QuietHours)
+	if err != nil {
+		return heartbeat.Config{}, &config.Error{File: cfg.Path, Key: "heartbeat.quiet_hours", Problem: err.Error()}
+	}
+	file := cfg.Heartbeat.File
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(cfg.Agent.Workspace, file)
+	}
+	hc := heartbeat.Config{Interval: cfg.Heartbeat.Interval, File: file, Channel: "telegram", Chat: cfg.HeartbeatChat(),
+		Owner: cfg.Owner(), Quiet: quiet, Zone: zone, ShutdownTimeout: cfg.Agent.ShutdownTimeout}
+	if hc.Chat == "" {
+		hc.Interval = 0
+	}
+	return hc, nil
+}
+
+func warnHeartbeat(rt *runtime, cfg *config.Config) {
+	switch h := cfg.Heartbeat; {
+	case h.Interval > 0 && cfg.HeartbeatChat() == "":
+		rt.logger.Warn("heartbeat is off: no chat to report to; set heartbeat.chat or put a numeric id in channels.telegram.allow_from")
+	case h.Interval > 0 && h.Interval < 5*time.Minute:
+		rt.logger.Warn("heartbeat.interval is below 5m; each check with unscheduled items costs a model call", "interval", h.Interval)
+	}
 }
 
 func jobsConfig(cfg *config.Config) (jobs.Config, error) {
@@ -120,15 +167,18 @@ func (p *proactive) start(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return p.heartbeat.Start(ctx)
 }
 
 // stop lets running background turns finish for a while, then interrupts
 // them; they resume on the next start.
 func (p *proactive) stop() {
+	var wg sync.WaitGroup
 	if p.jobs != nil {
-		p.jobs.Stop()
+		wg.Go(p.jobs.Stop)
 	}
+	wg.Go(p.heartbeat.Stop)
+	wg.Wait()
 }
 
 // resync picks up jobs added or removed from the command line.
@@ -147,6 +197,31 @@ func (p *proactive) reconfigure(cfg *config.Config) {
 			p.jobs.SetConfig(jc)
 		}
 	}
+	if hc, err := heartbeatConfig(cfg); err == nil {
+		p.heartbeat.SetConfig(hc)
+	}
+}
+
+// status is the heartbeat's line for /status.
+func (p *proactive) status(ctx context.Context) string {
+	cfg := p.rt.config()
+	hc, err := heartbeatConfig(cfg)
+	if err != nil || hc.Interval <= 0 {
+		return "Heartbeat: off"
+	}
+	return fmt.Sprintf("Heartbeat: every %s; %s", shortDuration(hc.Interval), heartbeat.Status(ctx, p.rt.store, hc.Zone))
+}
+
+// shortDuration writes 30m for 30m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // tools are the tools of the gateway's turns beyond the runtime's own.
@@ -228,10 +303,18 @@ func (r *runtime) usageToday(ctx context.Context, session string) (agent.Usage, 
 	if err != nil {
 		return agent.Usage{}, err
 	}
+	hbChat := r.config().HeartbeatChat()
+	if session == heartbeat.Session {
+		channel, chat = "telegram", hbChat
+	}
 	if chat == "" {
 		return r.store.UsageOn(ctx, session, time.Now())
 	}
-	return r.store.ChatUsageOn(ctx, channel, chat, time.Now())
+	var also []string
+	if channel == "telegram" && chat == hbChat {
+		also = append(also, heartbeat.Session)
+	}
+	return r.store.ChatUsageOn(ctx, channel, chat, time.Now(), also...)
 }
 
 // scopeSession is the session whose memory scope a turn uses: a

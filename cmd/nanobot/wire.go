@@ -17,6 +17,7 @@ import (
 	"github.com/nanobot-go/nanobot/agent/openai"
 	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
 )
@@ -418,18 +419,24 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if b := cfg.Agent.DailyTokenBudget; b > 0 {
 		s += fmt.Sprintf(" of %d", b)
 	}
+	if pro := r.proactive(); pro != nil {
+		s += "\n" + pro.status(ctx)
+	}
 	return s, nil
 }
 
 // observeModelCall counts a call in the metrics. A turn's calls reach the
 // usage table with the assistant message the store appends.
-func (r *runtime) observeModelCall(_ context.Context, _ agent.Turn, d time.Duration, u agent.Usage, err error) {
+func (r *runtime) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
 	if r.metrics != nil {
 		outcome := "ok"
 		if err != nil {
 			outcome = "error"
 		}
 		r.metrics.ModelCall(outcome, d, u.PromptTokens, u.CompletionTokens)
+		if t.Session == heartbeat.Session {
+			r.metrics.HeartbeatTokens(u.PromptTokens, u.CompletionTokens)
+		}
 	}
 }
 
