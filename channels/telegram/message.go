@@ -50,6 +50,9 @@ const (
 // prepare decides what a recorded item needs: a queued job (queue true), or
 // an immediate reply ("" for none) that completes it.
 func (c *Channel) prepare(ctx context.Context, it channels.InboxItem) (j *job, reply string, queue bool) {
+	if it.Channel == systemChannel {
+		return systemJob(it)
+	}
 	var u models.Update
 	if err := json.Unmarshal(it.Payload, &u); err != nil || u.Message == nil {
 		return nil, "", false

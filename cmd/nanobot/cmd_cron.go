@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -170,4 +171,13 @@ func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error 
 	}
 	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; the gateway delivers it)\n", strings.TrimSpace(text))
 	return nil
+}
+
+// parseJobID reads a job id from the command line.
+func parseJobID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageError{fmt.Sprintf("%q is not a job id (see nanobot cron list)", s)}
+	}
+	return id, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,30 +15,41 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/subagent"
 	"github.com/nanobot-go/nanobot/agent/tools"
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/channels/telegram"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/jobs"
-	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
 )
 
 // proactive is the work the gateway does on its own: scheduled jobs, the
-// heartbeat, and the message tool that lets a turn speak before its answer.
+// heartbeat, background tasks, and the message tool that lets a turn speak
+// before its answer.
 type proactive struct {
 	rt        *runtime
 	clock     schedule.Clock
 	delivered func()        // something was queued for a chat outside the channel
 	jobs      *jobs.Service // nil when cron.enabled is false
 	heartbeat *heartbeat.Heartbeat
+	tasks     *subagent.Manager
+	taskLoop  *agent.Loop // the loop of background tasks
 }
 
-// newProactive builds the gateway's background work over rt; delivered is
-// told when something was queued for a chat outside the channel.
-func newProactive(rt *runtime, clock schedule.Clock, delivered func()) (*proactive, error) {
+// chatPort is what the background work needs of the chat channel.
+type chatPort interface {
+	// OutboxChanged: something was queued for a chat outside the channel.
+	OutboxChanged()
+	// Announce puts a system message into a chat's turns.
+	Announce(ctx context.Context, chat string, key int64, sender, text string) error
+}
+
+// newProactive builds the gateway's background work over rt and the chat
+// channel.
+func newProactive(rt *runtime, clock schedule.Clock, ch chatPort) (*proactive, error) {
 	cfg := rt.config()
+	delivered := ch.OutboxChanged
 	p := &proactive{rt: rt, clock: clock, delivered: delivered}
 	if cfg.Cron.Enabled {
 		jc, err := jobsConfig(cfg)
@@ -57,7 +69,49 @@ func newProactive(rt *runtime, clock schedule.Clock, delivered func()) (*proacti
 				delivered()
 			}
 		}})
+	taskTools, err := p.taskTools(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.taskLoop = agent.New(rt.currentProvider(), rt.store, taskTools, taskConfig(cfg),
+		agent.WithLogger(rt.logger),
+		agent.WithMemory(memorySource{rt}),
+		agent.WithRedactor(rt.secrets.Redact),
+		agent.WithHooks(agent.Hooks{ModelCall: rt.observeModelCall, ToolCall: rt.observeToolCall}),
+	)
+	p.tasks = subagent.New(taskStore{rt.store}, taskRunner{p}, taskReporter{ch}, managerConfig(cfg), rt.logger, clock.Now)
 	return p, nil
+}
+
+// taskToolNames are the tools of background tasks: files, the shell through
+// the same safety filter, the web; never spawn, cron or message.
+var taskToolNames = []string{"read_file", "write_file", "edit_file", "list_dir", "exec", "web_fetch"}
+
+func (p *proactive) taskTools(cfg *config.Config) ([]agent.Tool, error) {
+	all, err := p.rt.tools(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []agent.Tool
+	for _, t := range all {
+		if slices.Contains(taskToolNames, t.Spec().Name) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// taskConfig is a background task's loop: its own step and time limits.
+func taskConfig(cfg *config.Config) agent.Config {
+	c := agentConfig(cfg)
+	c.MaxIterations = cfg.Agent.Subagents.MaxIterations
+	c.TurnTimeout = cfg.Agent.Subagents.Timeout
+	return c
+}
+
+func managerConfig(cfg *config.Config) subagent.Config {
+	s := cfg.Agent.Subagents
+	return subagent.Config{MaxPerChat: s.MaxPerChat, Timeout: s.Timeout, MaxIterations: s.MaxIterations}
 }
 
 // heartbeatConfig is the heartbeat's part of cfg. Without a chat to report
@@ -114,7 +168,7 @@ const resyncInterval = time.Minute
 // channel and starts it. It stops when ctx ends or stop is called; stop
 // returns once it has.
 func (a *app) runProactive(ctx context.Context, rt *runtime, ch *telegram.Channel) (stop func(), err error) {
-	p, err := newProactive(rt, a.now(), ch.OutboxChanged)
+	p, err := newProactive(rt, a.now(), ch)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +216,9 @@ func (p *proactive) watch(ctx context.Context) {
 // start resumes and schedules the background work; it runs until ctx ends
 // and stop is called.
 func (p *proactive) start(ctx context.Context) error {
+	if err := p.tasks.Recover(ctx); err != nil {
+		return err
+	}
 	if p.jobs != nil {
 		if err := p.jobs.Start(ctx); err != nil {
 			return err
@@ -178,6 +235,7 @@ func (p *proactive) stop() {
 		wg.Go(p.jobs.Stop)
 	}
 	wg.Go(p.heartbeat.Stop)
+	wg.Go(p.tasks.Close)
 	wg.Wait()
 }
 
@@ -199,6 +257,10 @@ func (p *proactive) reconfigure(cfg *config.Config) {
 	}
 	if hc, err := heartbeatConfig(cfg); err == nil {
 		p.heartbeat.SetConfig(hc)
+	}
+	p.tasks.SetConfig(managerConfig(cfg))
+	if ts, err := p.taskTools(cfg); err == nil {
+		p.taskLoop.Reconfigure(p.rt.currentProvider(), ts, taskConfig(cfg))
 	}
 }
 
@@ -226,7 +288,10 @@ func shortDuration(d time.Duration) string {
 
 // tools are the tools of the gateway's turns beyond the runtime's own.
 func (p *proactive) tools() []agent.Tool {
-	out := []agent.Tool{tools.Message{Outbox: chatOutbox{p}, MayReach: p.mayReach}}
+	out := []agent.Tool{
+		tools.Message{Outbox: chatOutbox{p}, MayReach: p.mayReach},
+		tools.Spawn{Spawner: spawner{p.tasks}},
+	}
 	if p.jobs != nil {
 		out = append(out, tools.Cron{Jobs: cronJobs{p.jobs}})
 	}
@@ -247,23 +312,6 @@ func (p *proactive) mayReach(t agent.Turn, chat string) error {
 	return fmt.Errorf("chat %s is not the private chat of a user in channels.telegram.allow_from", chat)
 }
 
-// chatOutbox is the message tool's way out: the chat's outbox.
-type chatOutbox struct{ p *proactive }
-
-func (o chatOutbox) Send(ctx context.Context, from agent.Turn, chat, text string) error {
-	session := from.Channel + ":" + chat
-	if session == from.Session {
-		session = "" // the conversation holds the tool call already
-	}
-	_, err := o.p.rt.store.Deliver(ctx, channels.OutboxItem{Channel: from.Channel, ChatID: chat, Text: text,
-		State: channels.OutboxPending, CreatedAt: time.Now().UTC()}, session)
-	if err != nil {
-		return err
-	}
-	o.p.delivered()
-	return nil
-}
-
 // Jobs, Tasks and StopTasks serve /jobs, /subagents and /stop.
 func (p *proactive) Jobs(ctx context.Context, chat string) string {
 	if p.jobs == nil {
@@ -277,9 +325,37 @@ func (p *proactive) Jobs(ctx context.Context, chat string) string {
 	return text
 }
 
-func (p *proactive) Tasks(context.Context, string) string { return "No background tasks are running." }
+func (p *proactive) Tasks(_ context.Context, chat string) string {
+	list := p.tasks.Running("telegram", chat)
+	if len(list) == 0 {
+		return "No background tasks are running."
+	}
+	var b strings.Builder
+	if len(list) == 1 {
+		b.WriteString("1 background task running:")
+	} else {
+		fmt.Fprintf(&b, "%d background tasks running:", len(list))
+	}
+	for _, t := range list {
+		fmt.Fprintf(&b, "\n- %d %q, for %s", t.ID, t.Label, t.Running.Round(time.Second))
+	}
+	return b.String()
+}
 
-func (p *proactive) StopTasks(context.Context, string) string { return "" }
+func (p *proactive) StopTasks(_ context.Context, chat string) string {
+	stopped := p.tasks.Stop("telegram", chat)
+	if len(stopped) == 0 {
+		return ""
+	}
+	labels := make([]string, len(stopped))
+	for i, t := range stopped {
+		labels[i] = strconv.Quote(t.Label)
+	}
+	if len(stopped) == 1 {
+		return "Cancelled the background task " + labels[0] + "."
+	}
+	return fmt.Sprintf("Cancelled %d background tasks: %s.", len(stopped), strings.Join(labels, ", "))
+}
 
 // setProactive gives the gateway's turns the tools of its background work.
 func (r *runtime) setProactive(p *proactive) error {
@@ -324,119 +400,4 @@ func scopeSession(t agent.Turn) string {
 		return t.Mirror
 	}
 	return t.Session
-}
-
-// turnRunner runs the turns the daemon starts on its own, with the same
-// budget, accounting and logs as a chat's.
-type turnRunner struct{ rt *runtime }
-
-func (t turnRunner) Answer(ctx context.Context, turn agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
-	return t.rt.answer(ctx, turn, msg, resume)
-}
-
-// cronJobs is the cron tool's view of the jobs service: the calling turn's
-// chat only.
-type cronJobs struct{ s *jobs.Service }
-
-func chatOf(t agent.Turn) jobs.Chat {
-	return jobs.Chat{Channel: t.Channel, ChatID: t.ChatID, UserID: t.SenderID}
-}
-
-func (c cronJobs) Add(ctx context.Context, t agent.Turn, message string, when schedule.Input) (string, error) {
-	j, err := c.s.Add(ctx, chatOf(t), message, when)
-	if err != nil {
-		return "", err
-	}
-	return "Job set up. " + jobs.Describe(j) + ". When it runs, you get its message in a turn of its own and your answer is sent to this chat.", nil
-}
-
-func (c cronJobs) List(ctx context.Context, t agent.Turn) (string, error) {
-	return c.s.List(ctx, chatOf(t))
-}
-
-func (c cronJobs) Remove(ctx context.Context, t agent.Turn, id int64) (string, error) {
-	if err := c.s.Remove(ctx, chatOf(t), id); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("Job %d removed.", id), nil
-}
-
-// jobStore adapts the store to what the jobs service consumes.
-type jobStore struct{ s *memory.Store }
-
-var _ jobs.Store = jobStore{}
-
-func jobErr(err error) error {
-	switch {
-	case errors.Is(err, memory.ErrLimit):
-		return fmt.Errorf("%w: %w", jobs.ErrLimit, err)
-	case errors.Is(err, memory.ErrNotFound):
-		return fmt.Errorf("%w: %w", jobs.ErrNotFound, err)
-	case errors.Is(err, memory.ErrStale):
-		return fmt.Errorf("%w: %w", jobs.ErrStale, err)
-	}
-	return err
-}
-
-func (a jobStore) AddJob(ctx context.Context, j jobs.Job, max int) (int64, error) {
-	id, err := a.s.AddJob(ctx, memory.Job(j), max)
-	return id, jobErr(err)
-}
-
-func (a jobStore) Job(ctx context.Context, id int64) (jobs.Job, error) {
-	j, err := a.s.Job(ctx, id)
-	return jobs.Job(j), jobErr(err)
-}
-
-func (a jobStore) Jobs(ctx context.Context, channel, chat string) ([]jobs.Job, error) {
-	list, err := a.s.Jobs(ctx, channel, chat)
-	out := make([]jobs.Job, len(list))
-	for i, j := range list {
-		out[i] = jobs.Job(j)
-	}
-	return out, err
-}
-
-func (a jobStore) JobSlots(ctx context.Context) ([]jobs.Slot, error) {
-	list, err := a.s.JobSlots(ctx)
-	out := make([]jobs.Slot, len(list))
-	for i, s := range list {
-		out[i] = jobs.Slot(s)
-	}
-	return out, err
-}
-
-func (a jobStore) RemoveJob(ctx context.Context, channel, chat string, id int64) (bool, error) {
-	return a.s.RemoveJob(ctx, channel, chat, id)
-}
-
-func (a jobStore) FireJob(ctx context.Context, f jobs.Firing) (int64, bool, error) {
-	id, inserted, err := a.s.FireJob(ctx, memory.Firing(f))
-	return id, inserted, jobErr(err)
-}
-
-func (a jobStore) SkipJob(ctx context.Context, id int64, slot, next time.Time) error {
-	return jobErr(a.s.SkipJob(ctx, id, slot, next))
-}
-
-func (a jobStore) JobsVersion(ctx context.Context) (string, error) { return a.s.JobsVersion(ctx) }
-
-func (a jobStore) PendingFirings(ctx context.Context) ([]channels.InboxItem, error) {
-	return a.s.PendingFirings(ctx)
-}
-
-func (a jobStore) FinishTurn(ctx context.Context, t agent.Turn, text string) error {
-	return a.s.FinishTurn(ctx, t, text)
-}
-
-// chatSession is the session of a Telegram chat id.
-func chatSession(chat string) string { return "telegram:" + chat }
-
-// parseJobID reads a job id from the command line.
-func parseJobID(s string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, usageError{fmt.Sprintf("%q is not a job id (see nanobot cron list)", s)}
-	}
-	return id, nil
 }
