@@ -315,3 +315,81 @@ func TestKillBetweenFiringAndDelivery(t *testing.T) {
 		t.Errorf("%d model requests, want 2 (the one cut off and the one after the restart)", reqs)
 	}
 }
+
+// TestJobTurnsCountAndRemember: a job's turn reads its chat's memory under
+// memory.scope: chat, and counts toward the chat's daily budget: once the
+// chat has used it up, the job's own text is delivered without a model call.
+func TestJobTurnsCountAndRemember(t *testing.T) {
+	clock := scheduletest.New(cronStart)
+	dir := t.TempDir()
+	h := startGatewayIn(t, dir, clock, map[string]string{"memory.scope": "chat", "agent.daily_token_budget": "1000"})
+	h.model.Script(
+		cronCall("c1", `{"action":"add","message":"Drink some tea","at":"1h"}`),
+		openaitest.Reply{Text: "Noted."},
+		openaitest.Reply{Text: "Tea time!"},
+		cronCall("c2", `{"action":"add","message":"Stretch your legs","at":"1h"}`),
+		openaitest.Reply{Text: "Noted again.", Usage: agent.Usage{PromptTokens: 5000}},
+	)
+	h.askFor(owner, "remind me to drink tea in an hour", "Noted.")
+	if _, err := h.db().Exec(`INSERT INTO memory (scope, doc, updated_at) VALUES ('chat:telegram:111', '- Prefers green tea', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(cronStart.Add(time.Hour))
+	waitSentContaining(t, h.tg, owner, "Tea time!")
+	if sys := h.model.Requests()[2].Messages[0].Content; !strings.Contains(sys, "Prefers green tea") {
+		t.Errorf("the job's turn does not see the chat's memory:\n%s", sys)
+	}
+
+	h.askFor(owner, "and to stretch in an hour", "Noted again.") // uses up the day's budget
+	before := h.model.RequestCount()
+	clock.Set(cronStart.Add(2 * time.Hour))
+	got := waitSentContaining(t, h.tg, owner, "Stretch your legs")
+	if !strings.Contains(got.Text, "token budget for this chat is used up") {
+		t.Errorf("sent %q, want the job's text with the budget note", got.Text)
+	}
+	if after := h.model.RequestCount(); after != before {
+		t.Errorf("%d model calls for a job over the budget, want none", after-before)
+	}
+}
+
+// TestDaylightSavingThroughTheGateway: a daily 09:00 job in Europe/Berlin
+// reaches the chat at 09:00 Berlin time on both sides of each change, and
+// /jobs shows its next run in that zone.
+func TestDaylightSavingThroughTheGateway(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		day      time.Time // the day before the change
+		nextShow string    // /jobs after the run on the day after it
+	}{
+		{"spring forward", time.Date(2026, 3, 28, 0, 0, 0, 0, berlin), "next run Tue 2026-03-31 09:00 CEST"},
+		{"fall back", time.Date(2026, 10, 24, 0, 0, 0, 0, berlin), "next run Tue 2026-10-27 09:00 CET"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := tt.day.Add(7 * time.Hour) // 07:00 Berlin
+			clock := scheduletest.New(start)
+			h := startGatewayAt(t, clock, nil)
+			h.model.Script(cronCall("c1", `{"action":"add","message":"Good morning","cron_expr":"0 9 * * *","tz":"Europe/Berlin"}`),
+				openaitest.Reply{Text: "Every day at nine."})
+			h.askFor(owner, "greet me at nine every day", "Every day at nine.")
+			h.model.SetDefault(openaitest.Reply{Text: "Good morning!"})
+			for i := range 3 {
+				nine := time.Date(tt.day.Year(), tt.day.Month(), tt.day.Day()+i, 9, 0, 0, 0, berlin)
+				clock.Set(nine.Add(-time.Minute))
+				if got := firings(t, h.db()); got != i {
+					t.Fatalf("%s: %d runs by 08:59 Berlin, want %d", nine.Format("Jan 2"), got, i)
+				}
+				clock.Set(nine)
+				for sentTo(h.tg, owner, "Good morning!") < i+1 {
+					if _, err := h.tg.WaitSent(waitCtx(t), len(h.tg.Sent())+1); err != nil {
+						t.Fatalf("%s: no message at 09:00 Berlin: %v", nine.Format("Jan 2"), err)
+					}
+				}
+			}
+			h.askFor(owner, "/jobs", tt.nextShow)
+		})
+	}
+}

@@ -393,11 +393,24 @@ func (r *runtime) usageToday(ctx context.Context, session string) (agent.Usage, 
 	return r.store.ChatUsageOn(ctx, channel, chat, time.Now(), also...)
 }
 
-// scopeSession is the session whose memory scope a turn uses: a
-// proactive turn uses its chat's.
-func scopeSession(t agent.Turn) string {
-	if t.Mirror != "" {
-		return t.Mirror
+// chatSession is the session of the chat a session belongs to: a job's,
+// a background task's and the heartbeat's turns read and write their
+// chat's memory under memory.scope: chat.
+func (r *runtime) chatSession(session string) string {
+	if session == heartbeat.Session {
+		if chat := r.config().HeartbeatChat(); chat != "" {
+			return "telegram:" + chat
+		}
+		return session
 	}
-	return t.Session
+	if !strings.HasPrefix(session, "cron:") && !strings.HasPrefix(session, "subagent:") {
+		return session
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	channel, chat, err := r.store.SessionChat(ctx, session)
+	if err != nil || chat == "" {
+		return session
+	}
+	return channel + ":" + chat
 }

@@ -224,7 +224,7 @@ func (r *runtime) memoryTools(cfg *config.Config) tools.Memory {
 	return tools.Memory{
 		Scope: func(ctx context.Context) string {
 			t, _ := agent.TurnFrom(ctx)
-			return r.scope(scopeSession(t))
+			return r.scope(t.Session)
 		},
 		Save:   r.store.SetMemory,
 		Append: r.store.AppendHistory,
@@ -267,7 +267,13 @@ func (r *runtime) setApprover(ap tools.Approver) {
 }
 
 // scope is the memory scope of a session.
-func (r *runtime) scope(session string) string { return scopeOf(r.config(), session) }
+func (r *runtime) scope(session string) string {
+	cfg := r.config()
+	if cfg.Memory.Scope == config.ScopeChat {
+		session = r.chatSession(session)
+	}
+	return scopeOf(cfg, session)
+}
 
 // scopeOf is the memory scope of a session under cfg.
 func scopeOf(cfg *config.Config, session string) string {
@@ -469,7 +475,7 @@ func (r *runtime) countTurn(outcome string) {
 type memorySource struct{ r *runtime }
 
 func (m memorySource) Memory(ctx context.Context, t agent.Turn) (string, error) {
-	return m.r.store.Memory(ctx, m.r.scope(scopeSession(t)))
+	return m.r.store.Memory(ctx, m.r.scope(t.Session))
 }
 
 // consolidationStore adapts the store to what consolidation consumes.
