@@ -334,10 +334,14 @@ func (h *Heartbeat) check() {
 	}
 
 	d := h.decide(ctx, cfg, string(doc), items, kept, due, now)
-	for _, it := range due {
-		st := kept[it.Key]
-		st.Run = now // its slot is handled, run or skipped
-		kept[it.Key] = st
+	if d.Outcome != OutcomeError {
+		// Their slots are handled, run or skipped; after a failed
+		// decision they are still due at the next check.
+		for _, it := range due {
+			st := kept[it.Key]
+			st.Run = now
+			kept[it.Key] = st
+		}
 	}
 	if d.Outcome == OutcomeRun {
 		for _, it := range append(judge, due...) {

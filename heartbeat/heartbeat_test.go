@@ -337,3 +337,23 @@ func (e *estimating) Complete(ctx context.Context, req agent.Request) (agent.Res
 	e.tokens += agent.EstimateTokens(resp.Message)
 	return resp, err
 }
+
+// TestFailedDecisionTriesAgain: a due item whose decision call failed is
+// still due at the next check.
+func TestFailedDecisionTriesAgain(t *testing.T) {
+	r := newRig(t, "- [every 1h] Check the backups\n", "")
+	r.model.Script(openaitest.Reply{Status: 503}, decide("skip"))
+	r.tick(1)                                // 08:30: first seen
+	r.clock.Set(start.Add(90 * time.Minute)) // 09:30: due; the call fails
+	r.tick(1)                                // 10:00: tried again
+	if d, _ := r.requests(); d != 2 {
+		t.Errorf("%d decisions, want 2: the failed one and the retry", d)
+	}
+	r.tick(1) // 10:30: decided at 10:00, not due again
+	if d, _ := r.requests(); d != 2 {
+		t.Errorf("%d decisions after a successful one, want still 2", d)
+	}
+	if status := heartbeat.Status(t.Context(), r.db, time.UTC); !strings.Contains(status, "last decision skip at Mon 2026-03-02 10:00 UTC") {
+		t.Errorf("status %q", status)
+	}
+}

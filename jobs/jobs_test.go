@@ -132,13 +132,6 @@ func (r *rig) stop() {
 	}
 }
 
-// restart is a new daemon process over the same database.
-func (r *rig) restart() {
-	r.stop()
-	r.build()
-	r.start()
-}
-
 var alice = jobs.Chat{Channel: "telegram", ChatID: "111", UserID: "111"}
 
 func (r *rig) add(chat jobs.Chat, msg string, in schedule.Input) jobs.Job {

@@ -3,8 +3,6 @@
 package scheduletest
 
 import (
-	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -15,11 +13,10 @@ import (
 // Clock is a schedule.Clock whose time only moves when told. It is safe for
 // concurrent use.
 type Clock struct {
-	mu      sync.Mutex
-	now     time.Time
-	timers  []*timer
-	seq     int
-	changed chan struct{} // closed and replaced when a timer is added
+	mu     sync.Mutex
+	now    time.Time
+	timers []*timer
+	seq    int
 }
 
 var _ schedule.Clock = (*Clock)(nil)
@@ -32,7 +29,7 @@ type timer struct {
 }
 
 // New returns a clock standing at now.
-func New(now time.Time) *Clock { return &Clock{now: now, changed: make(chan struct{})} }
+func New(now time.Time) *Clock { return &Clock{now: now} }
 
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
@@ -53,8 +50,6 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) schedule.Stopper {
 		return t
 	}
 	c.timers = append(c.timers, t)
-	close(c.changed)
-	c.changed = make(chan struct{})
 	return t
 }
 
@@ -108,25 +103,4 @@ func (c *Clock) Pending() []time.Time {
 	}
 	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
 	return out
-}
-
-// WaitTimer waits until a timer is pending for a time at or before at, and
-// returns its time.
-func (c *Clock) WaitTimer(ctx context.Context, at time.Time) (time.Time, error) {
-	for {
-		c.mu.Lock()
-		for _, t := range c.timers {
-			if !t.at.After(at) {
-				c.mu.Unlock()
-				return t.at, nil
-			}
-		}
-		changed := c.changed
-		c.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("no timer due by %s: %w", at.Format(time.RFC3339), ctx.Err())
-		}
-	}
 }
