@@ -61,6 +61,11 @@ func NewMetrics() *Metrics {
 	m.set.GetOrCreateGauge("nanobot_backup_last_success_timestamp_seconds", nil)
 	m.set.GetOrCreateGauge("nanobot_backup_last_size_bytes", nil)
 	m.counter("nanobot_telegram_transport_restarts_total")
+	for _, o := range []string{"idle", "quiet", "skip", "run", "error"} {
+		m.counter("nanobot_heartbeat_checks_total", "outcome", o)
+	}
+	m.counter("nanobot_heartbeat_tokens_total", "kind", "prompt")
+	m.counter("nanobot_heartbeat_tokens_total", "kind", "completion")
 	m.counter("nanobot_model_tokens_total", "kind", "prompt")
 	m.counter("nanobot_model_tokens_total", "kind", "completion")
 	m.SetQueue(QueuePending, 0)
@@ -208,4 +213,22 @@ func (m *Metrics) TelegramRestart() {
 		return
 	}
 	m.counter("nanobot_telegram_transport_restarts_total").Inc()
+}
+
+// HeartbeatCheck counts a heartbeat check by its outcome (idle and quiet
+// cost no model call; skip, run and error are decisions).
+func (m *Metrics) HeartbeatCheck(outcome string) {
+	if m == nil {
+		return
+	}
+	m.counter("nanobot_heartbeat_checks_total", "outcome", outcome).Inc()
+}
+
+// HeartbeatTokens adds the tokens of a heartbeat model call.
+func (m *Metrics) HeartbeatTokens(prompt, completion int) {
+	if m == nil || prompt < 0 || completion < 0 {
+		return
+	}
+	m.counter("nanobot_heartbeat_tokens_total", "kind", "prompt").Add(prompt)
+	m.counter("nanobot_heartbeat_tokens_total", "kind", "completion").Add(completion)
 }

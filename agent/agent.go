@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -129,6 +131,11 @@ type Record struct {
 	// Last marks the turn's final record; its last message, when it is an
 	// assistant message without tool calls, is the answer.
 	Last bool
+	// Quiet marks a Last record whose answer is not to be sent: a tool
+	// already delivered it to the chat during the turn (or the answer is
+	// empty and a tool delivered something), or it is the turn's
+	// NothingToReport.
+	Quiet bool
 }
 
 // Answer returns the answer a Last record carries ("" when none).
@@ -157,6 +164,18 @@ type Turn struct {
 	// answer replies to (0: none).
 	Inbox   []int64
 	ReplyTo int64
+	// Mirror names a session that also records the delivered answer as
+	// an assistant message, in the write that queues it: the answer of a
+	// turn the daemon started on its own (a scheduled job) then reads as
+	// part of the chat's conversation. Empty: none.
+	Mirror string
+	// Fallback is delivered instead of an empty answer, so a turn that
+	// must say something (a reminder) never ends in silence.
+	Fallback string
+	// NothingToReport is an answer that means there is nothing worth
+	// sending (a heartbeat's): an answer that starts or ends with it is
+	// recorded but not sent.
+	NothingToReport string
 }
 
 type turnKey struct{}
@@ -189,6 +208,66 @@ type ToolEvent struct {
 	Reason   string
 	Approver string
 	ExitCode int
+}
+
+type sentKey struct{}
+
+// sentLog is what tools delivered to chats during one turn.
+type sentLog struct {
+	mu    sync.Mutex
+	texts map[string][]string // by chat id
+}
+
+// withSentLog returns a context in which NoteSent records for the turn.
+func withSentLog(ctx context.Context) (context.Context, *sentLog) {
+	l := &sentLog{texts: map[string][]string{}}
+	return context.WithValue(ctx, sentKey{}, l), l
+}
+
+// NoteSent records that a tool delivered text to chat during the running
+// turn, so an answer that repeats it is not sent again.
+func NoteSent(ctx context.Context, chat, text string) {
+	l, ok := ctx.Value(sentKey{}).(*sentLog)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.texts[chat] = append(l.texts[chat], normalizeText(text))
+}
+
+// repeats reports whether answer adds nothing to what tools sent to chat:
+// it is empty and something was sent, or it is the same as (or part of)
+// one of the sent texts.
+func (l *sentLog) repeats(chat, answer string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sent := l.texts[chat]
+	if len(sent) == 0 {
+		return false
+	}
+	a := normalizeText(answer)
+	if a == "" {
+		return true
+	}
+	for _, s := range sent {
+		if strings.Contains(s, a) {
+			return true
+		}
+	}
+	return false
+}
+
+func normalizeText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// saysNothing reports whether answer is the turn's nothing-to-report word,
+// alone or at its start or end, markup and punctuation aside.
+func saysNothing(t Turn, answer string) bool {
+	if t.NothingToReport == "" {
+		return false
+	}
+	a := strings.Trim(strings.TrimSpace(answer), "*_`.!\"' \n")
+	return strings.HasPrefix(a, t.NothingToReport) || strings.HasSuffix(a, t.NothingToReport)
 }
 
 type eventKey struct{}

@@ -65,6 +65,10 @@ type Result struct {
 	ToolCalls  int
 	Stop       StopReason
 	Usage      Usage
+	// Quiet reports that the answer was not sent: it repeats what a tool
+	// already delivered to the chat in this turn, or says there is nothing
+	// to report (Turn.NothingToReport).
+	Quiet bool
 }
 
 // StopReason says why a turn ended.
@@ -180,7 +184,7 @@ func (l *Loop) Resume(ctx context.Context, t Turn) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("read session: %w", err)
 	}
-	repair, events := interrupted(t, msgs, l.now())
+	repair, events := interrupted(t, keepCallsTogether(msgs), l.now())
 	for i := range events {
 		events[i].Args = l.redact(events[i].Args)
 	}
@@ -227,6 +231,7 @@ type turnState struct {
 	msgs    []Message // what the model sees: the window and the turn so far
 	pending []Message // the tail of msgs since the last record
 	events  []ToolEvent
+	sent    *sentLog // what tools delivered to chats
 }
 
 func (st *turnState) add(m Message) {
@@ -238,6 +243,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	s := l.current()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TurnTimeout)
 	defer cancel()
+	ctx, sent := withSentLog(ctx)
 	log := l.logger.With("turn_id", t.ID, "session", t.Session)
 
 	window, err := l.history.Recent(ctx, t.Session, s.cfg.HistoryLimit)
@@ -248,7 +254,7 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	if err != nil {
 		return Result{}, err
 	}
-	st := &turnState{msgs: append(window, pending...), pending: pending, events: events}
+	st := &turnState{msgs: append(keepCallsTogether(window), pending...), pending: pending, events: events, sent: sent}
 
 	var res Result
 	var repeats loopDetector
@@ -303,11 +309,23 @@ func (l *Loop) commit(ctx context.Context, t Turn, st *turnState, last bool) err
 	if len(st.pending) == 0 && len(st.events) == 0 && !last {
 		return nil
 	}
-	if err := l.history.Commit(ctx, t, Record{Messages: st.pending, Events: st.events, Last: last}); err != nil {
+	return l.record(ctx, t, st, Record{Last: last})
+}
+
+func (l *Loop) record(ctx context.Context, t Turn, st *turnState, r Record) error {
+	r.Messages, r.Events = st.pending, st.events
+	if err := l.history.Commit(ctx, t, r); err != nil {
 		return fmt.Errorf("record turn: %w", err)
 	}
 	st.pending, st.events = nil, nil
 	return nil
+}
+
+// commitLast records the end of the turn with res.Text as its answer,
+// which is not sent again when a tool already delivered it.
+func (l *Loop) commitLast(ctx context.Context, t Turn, st *turnState, res *Result) error {
+	res.Quiet = (st.sent != nil && st.sent.repeats(t.ChatID, res.Text)) || saysNothing(t, res.Text)
+	return l.record(ctx, t, st, Record{Last: true, Quiet: res.Quiet})
 }
 
 // keep records what an ending turn still holds, even when its context is
@@ -413,7 +431,7 @@ func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, st *turnState, syste
 // recorded was neither kept nor queued: the turn returns no text, only the
 // error, so its caller does not take it for an answer.
 func (l *Loop) finish(ctx context.Context, t Turn, st *turnState, res Result) (Result, error) {
-	if err := l.commit(ctx, t, st, true); err != nil {
+	if err := l.commitLast(ctx, t, st, &res); err != nil {
 		res.Text = ""
 		return res, err
 	}

@@ -20,14 +20,16 @@ type Config struct {
 	// Path is the absolute path of the file the config was loaded from; empty for Default().
 	Path string `yaml:"-"`
 
-	Provider Provider `yaml:"provider"`
-	Agent    Agent    `yaml:"agent"`
-	Storage  Storage  `yaml:"storage"`
-	Memory   Memory   `yaml:"memory"`
-	Tools    Tools    `yaml:"tools"`
-	Channels Channels `yaml:"channels"`
-	Gateway  Gateway  `yaml:"gateway"`
-	Log      Log      `yaml:"log"`
+	Provider  Provider  `yaml:"provider"`
+	Agent     Agent     `yaml:"agent"`
+	Storage   Storage   `yaml:"storage"`
+	Memory    Memory    `yaml:"memory"`
+	Tools     Tools     `yaml:"tools"`
+	Channels  Channels  `yaml:"channels"`
+	Gateway   Gateway   `yaml:"gateway"`
+	Log       Log       `yaml:"log"`
+	Cron      Cron      `yaml:"cron"`
+	Heartbeat Heartbeat `yaml:"heartbeat"`
 
 	src *source // where each key was written; nil for Default()
 }
@@ -69,7 +71,16 @@ type Agent struct {
 	DailyTokenBudget int           `yaml:"daily_token_budget"` // per chat and day; 0 = unlimited
 	// PromptFileMaxChars caps each of the workspace's prompt files (AGENTS.md, SOUL.md, USER.md,
 	// TOOLS.md, IDENTITY.md) in the system prompt.
-	PromptFileMaxChars int `yaml:"prompt_file_max_chars"`
+	PromptFileMaxChars int       `yaml:"prompt_file_max_chars"`
+	Timezone           string    `yaml:"timezone"` // IANA zone of schedules and shown times; empty = the host's
+	Subagents          Subagents `yaml:"subagents"`
+}
+
+// Subagents limits the background tasks the spawn tool starts.
+type Subagents struct {
+	MaxIterations int           `yaml:"max_iterations"` // 1..200
+	MaxPerChat    int           `yaml:"max_per_chat"`   // running at once per chat
+	Timeout       time.Duration `yaml:"timeout"`
 }
 
 // Storage locates the SQLite database.
@@ -225,6 +236,27 @@ type Log struct {
 	Format string `yaml:"format"` // text | json
 }
 
+// Cron configures scheduled jobs (the cron tool, `nanobot cron`, /jobs).
+type Cron struct {
+	Enabled        bool   `yaml:"enabled"`
+	MaxJobsPerChat int    `yaml:"max_jobs_per_chat"`
+	Missed         string `yaml:"missed"` // MissedOnce or MissedSkip
+}
+
+// Heartbeat configures the periodic look at the workspace's checklist.
+type Heartbeat struct {
+	Interval   time.Duration `yaml:"interval"`    // 0 = off; at least 10s
+	File       string        `yaml:"file"`        // relative to agent.workspace
+	Chat       string        `yaml:"chat"`        // numeric chat id; empty = first numeric allow_from
+	QuietHours string        `yaml:"quiet_hours"` // "22:00-07:00" in agent.timezone; empty = none
+}
+
+// What happens to job runs missed while the daemon was down.
+const (
+	MissedOnce = "once" // each missed job fires once at start
+	MissedSkip = "skip" // missed runs are skipped
+)
+
 // Default returns the configuration that the example config.yaml yields with an empty environment.
 // Paths are as written there, relative; Load makes them absolute.
 func Default() *Config {
@@ -250,6 +282,7 @@ func Default() *Config {
 			ContextTokens:    32000,
 
 			PromptFileMaxChars: 4000,
+			Subagents:          Subagents{MaxIterations: 15, MaxPerChat: 3, Timeout: 30 * time.Minute},
 		},
 		Storage: Storage{Path: "./data/nanobot.db", Backup: Backup{Every: 24 * time.Hour, Keep: 7}},
 		Memory:  Memory{Scope: ScopeGlobal, Window: 50, MaxChars: 8000},
@@ -277,8 +310,10 @@ func Default() *Config {
 			Webhook:     Webhook{Listen: "127.0.0.1:8443"},
 			MaxFileSize: 20 << 20,
 		}},
-		Gateway: Gateway{Listen: "127.0.0.1:18790"},
-		Log:     Log{Level: "info", Format: "text"},
+		Gateway:   Gateway{Listen: "127.0.0.1:18790"},
+		Log:       Log{Level: "info", Format: "text"},
+		Cron:      Cron{Enabled: true, MaxJobsPerChat: 50, Missed: MissedOnce},
+		Heartbeat: Heartbeat{Interval: 30 * time.Minute, File: "HEARTBEAT.md"},
 	}
 }
 

@@ -125,7 +125,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown section lists the valid ones",
 			yaml: "provider:\n  model: x\nfrobnicate: true\n",
-			want: "config.yaml:3: frobnicate: unknown key (valid keys: provider, agent, storage, memory, tools, channels, gateway, log)",
+			want: "config.yaml:3: frobnicate: unknown key (valid keys: provider, agent, storage, memory, tools, channels, gateway, log, cron, heartbeat)",
 		},
 		{
 			name: "nested unknown key",
@@ -188,6 +188,36 @@ func TestLoadErrors(t *testing.T) {
 			want: `config.yaml:2: log.level: must be one of debug, info, warn, error, not "verbose"`,
 		},
 		{
+			name: "unknown time zone",
+			yaml: "agent:\n  timezone: Europe/Berln\n",
+			want: `config.yaml:2: agent.timezone: must be an IANA time zone such as Europe/Berlin or UTC (empty: the host's zone), not "Europe/Berln"`,
+		},
+		{
+			name: "missed policy",
+			yaml: "cron:\n  missed: all\n",
+			want: `config.yaml:2: cron.missed: must be one of once, skip, not "all"`,
+		},
+		{
+			name: "heartbeat too often",
+			yaml: "heartbeat:\n  interval: 5s\n",
+			want: "config.yaml:2: heartbeat.interval: must be 0 (off) or at least 10s",
+		},
+		{
+			name: "quiet hours",
+			yaml: "heartbeat:\n  quiet_hours: 22-7\n",
+			want: `config.yaml:2: heartbeat.quiet_hours: must be two different times as "HH:MM-HH:MM", e.g. "22:00-07:00" (empty: none), not "22-7"`,
+		},
+		{
+			name: "heartbeat chat",
+			yaml: "heartbeat:\n  chat: me\n",
+			want: `config.yaml:2: heartbeat.chat: must be a numeric chat id (empty: the first numeric id in channels.telegram.allow_from), not "me"`,
+		},
+		{
+			name: "subagents per chat",
+			yaml: "agent:\n  subagents:\n    max_per_chat: 0\n",
+			want: "config.yaml:3: agent.subagents.max_per_chat: must be between 1 and 64",
+		},
+		{
 			name: "webhook mode without secret",
 			yaml: "channels:\n  telegram:\n    enabled: true\n    token: 1:x\n    mode: webhook\n    webhook:\n      url: https://bot.example.com/hook\n",
 			want: "config.yaml:6: channels.telegram.webhook.secret_token: webhook mode needs a secret token: set TELEGRAM_WEBHOOK_SECRET and write secret_token: ${TELEGRAM_WEBHOOK_SECRET}",
@@ -247,14 +277,14 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "file is a list",
 			yaml: "- provider\n",
-			want: "config.yaml:1: this file must be a mapping of keys (provider, agent, storage, memory, tools, channels, gateway, log), not a list",
+			want: "config.yaml:1: this file must be a mapping of keys (provider, agent, storage, memory, tools, channels, gateway, log, cron, heartbeat), not a list",
 		},
 		{
 			name: "several problems in line order",
 			yaml: "log:\n  format: xml\nagent:\n  max_iterations: 0\n  workspace: ./ws\n  bogus: 1\n",
 			want: `config.yaml:2: log.format: must be one of text, json, not "xml"` + "\n" +
 				"config.yaml:4: agent.max_iterations: must be between 1 and 200\n" +
-				`config.yaml:6: agent.bogus: unknown key (valid keys: max_iterations, reflection_prompt, system_prompt, workspace, max_concurrent, shutdown_timeout, turn_timeout, context_tokens, daily_token_budget, prompt_file_max_chars)`,
+				`config.yaml:6: agent.bogus: unknown key (valid keys: max_iterations, reflection_prompt, system_prompt, workspace, max_concurrent, shutdown_timeout, turn_timeout, context_tokens, daily_token_budget, prompt_file_max_chars, timezone, subagents)`,
 		},
 	}
 	for _, tt := range tests {

@@ -76,6 +76,11 @@ func ExampleConfig_Redacted() {
 	//   context_tokens: 32000
 	//   daily_token_budget: 0
 	//   prompt_file_max_chars: 4000
+	//   timezone: ""
+	//   subagents:
+	//     max_iterations: 15
+	//     max_per_chat: 3
+	//     timeout: 30m
 	// storage:
 	//   path: /etc/nanobot/data/nanobot.db
 	//   backup:
@@ -128,4 +133,13 @@ func ExampleConfig_Redacted() {
 	// log:
 	//   level: info
 	//   format: text
+	// cron:
+	//   enabled: true
+	//   max_jobs_per_chat: 50
+	//   missed: once
+	// heartbeat:
+	//   interval: 30m
+	//   file: HEARTBEAT.md
+	//   chat: ""
+	//   quiet_hours: ""
 }

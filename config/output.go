@@ -196,7 +196,7 @@ func Diff(old, new *Config) []string {
 
 // Changed lists the keys that differ between old and new and only take effect after a restart:
 // storage.path, memory.scope, gateway.listen, log.format and the channels.telegram keys enabled, token,
-// api_url, mode and webhook.*. They decide which connections, listeners, database and log handler
+// api_url, mode and webhook.*, and cron.enabled. They decide which connections, listeners, database and log handler
 // exist; a reload warns about them and applies the rest.
 func Changed(old, new *Config) (restartKeys []string) {
 	for _, k := range Diff(old, new) {
@@ -210,7 +210,8 @@ func Changed(old, new *Config) (restartKeys []string) {
 func needsRestart(key string) bool {
 	switch key {
 	case "storage.path", "memory.scope", "gateway.listen", "log.format",
-		"channels.telegram.enabled", "channels.telegram.token", "channels.telegram.api_url", "channels.telegram.mode":
+		"channels.telegram.enabled", "channels.telegram.token", "channels.telegram.api_url", "channels.telegram.mode",
+		"cron.enabled":
 		return true
 	}
 	return strings.HasPrefix(key, "channels.telegram.webhook.") || strings.HasPrefix(key, "storage.backup.")

@@ -292,6 +292,11 @@ func (c *Config) problems() []*Error {
 	k.atLeast("agent.context_tokens", int64(a.ContextTokens), 2000)
 	k.atLeast("agent.daily_token_budget", int64(a.DailyTokenBudget), 0)
 	k.atLeast("agent.prompt_file_max_chars", int64(a.PromptFileMaxChars), 100)
+	if a.Timezone != "" {
+		if _, err := time.LoadLocation(a.Timezone); err != nil || strings.EqualFold(a.Timezone, "local") {
+			k.fail("agent.timezone", "must be an IANA time zone such as Europe/Berlin or UTC (empty: the host's zone), not %s", c.quote("agent.timezone", a.Timezone))
+		}
+	}
 
 	if c.Storage.Path == "" {
 		k.fail("storage.path", "must not be empty")
@@ -311,6 +316,9 @@ func (c *Config) problems() []*Error {
 	}
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
+	k.between("cron.max_jobs_per_chat", int64(c.Cron.MaxJobsPerChat), 1, 100000)
+	k.oneOf("cron.missed", c.Cron.Missed, MissedOnce, MissedSkip)
+	c.checkProactive(k)
 	return k.errs
 }
 
@@ -432,6 +440,49 @@ func (c *Config) checkMCP(k *checker) {
 			k.fail(key+".approval", noOwner)
 		}
 	}
+}
+
+var quietHours = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$`)
+
+func (c *Config) checkProactive(k *checker) {
+	s := c.Agent.Subagents
+	k.between("agent.subagents.max_iterations", int64(s.MaxIterations), 1, 200)
+	k.between("agent.subagents.max_per_chat", int64(s.MaxPerChat), 1, 64)
+	k.positive("agent.subagents.timeout", s.Timeout)
+
+	h := c.Heartbeat
+	if h.Interval != 0 && h.Interval < 10*time.Second {
+		k.fail("heartbeat.interval", "must be 0 (off) or at least 10s")
+	}
+	if h.Interval > 0 && strings.TrimSpace(h.File) == "" {
+		k.fail("heartbeat.file", "must not be empty while heartbeat.interval is set")
+	}
+	if h.Chat != "" {
+		if _, err := strconv.ParseInt(h.Chat, 10, 64); err != nil {
+			k.fail("heartbeat.chat", "must be a numeric chat id (empty: the first numeric id in channels.telegram.allow_from), not %s", c.quote("heartbeat.chat", h.Chat))
+		}
+	}
+	if h.QuietHours != "" {
+		m := quietHours.FindStringSubmatch(h.QuietHours)
+		if m == nil || m[1]+m[2] == m[3]+m[4] {
+			k.fail("heartbeat.quiet_hours", `must be two different times as "HH:MM-HH:MM", e.g. "22:00-07:00" (empty: none), not %s`, c.quote("heartbeat.quiet_hours", h.QuietHours))
+		}
+	}
+}
+
+// HeartbeatChat is the chat heartbeat results go to: heartbeat.chat, or
+// else the first numeric id in channels.telegram.allow_from. Empty when
+// there is none.
+func (c *Config) HeartbeatChat() string {
+	if c.Heartbeat.Chat != "" {
+		return c.Heartbeat.Chat
+	}
+	for _, u := range c.Channels.Telegram.AllowFrom {
+		if isUserID(u) {
+			return u
+		}
+	}
+	return ""
 }
 
 func (c *Config) checkTelegram(k *checker) {

@@ -53,7 +53,7 @@ func TestBackupCopiesAndCounts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Backup: %v", err)
 	}
-	want := Counts{Sessions: 3, Messages: 12, Memory: 1, History: 1}
+	want := Counts{Sessions: 3, Messages: 12, Memory: 1, History: 1, HasJobs: true}
 	if info.Counts != want || info.Path != dest || info.SchemaVersion != SchemaVersion() || info.Bytes == 0 {
 		t.Errorf("Backup = %+v, want counts %+v, path %s, schema %d", info, want, dest, SchemaVersion())
 	}

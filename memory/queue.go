@@ -232,3 +232,24 @@ func (s *Store) SetState(ctx context.Context, key, value string) error {
 	}
 	return nil
 }
+
+// Deliver queues a message for a chat outside any turn's answer and, when
+// session is not empty, records its text there as an assistant message, in
+// one transaction: the message tool sending to a chat whose conversation
+// did not see it written.
+func (s *Store) Deliver(ctx context.Context, it channels.OutboxItem, session string) (int64, error) {
+	var id int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		if id, err = enqueue(ctx, tx, it); err != nil || session == "" {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO messages (session, role, content, created_at) VALUES (?, 'assistant', ?, ?)`,
+			session, it.Text, millis(time.Now()))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("deliver message: %w", err)
+	}
+	return id, nil
+}

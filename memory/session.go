@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
@@ -85,22 +86,53 @@ func (s *Store) Commit(ctx context.Context, t agent.Turn, r agent.Record) error 
 		if !r.Last {
 			return nil
 		}
-		ids, err := turnItems(ctx, tx, t.Inbox)
-		if err != nil {
-			return err
-		}
-		var reply *channels.OutboxItem
-		if text := r.Answer(); text != "" {
-			reply = &channels.OutboxItem{Channel: t.Channel, ChatID: t.ChatID, Text: text, ReplyTo: t.ReplyTo,
-				InboxID: slices.Max(ids)}
-		}
-		_, err = closeInbound(ctx, tx, ids, reply)
-		return err
+		return finishTurn(ctx, tx, t, r.Answer(), r.Quiet)
 	})
 	if err != nil {
 		return fmt.Errorf("commit turn: %w", err)
 	}
 	return nil
+}
+
+// FinishTurn closes the inbound items of a turn that ended without a last
+// record (the model could not be reached, the budget was used up), queueing
+// text (or the turn's Fallback when text is empty) and recording it in the
+// turn's Mirror, in one transaction. Items already closed stay as they are
+// and nothing is queued.
+func (s *Store) FinishTurn(ctx context.Context, t agent.Turn, text string) error {
+	if len(t.Inbox) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error { return finishTurn(ctx, tx, t, text, false) })
+	if err != nil {
+		return fmt.Errorf("finish turn: %w", err)
+	}
+	return nil
+}
+
+// finishTurn closes t's items with text as the answer; a quiet answer (a
+// tool delivered it already) is not queued.
+func finishTurn(ctx context.Context, tx *sql.Tx, t agent.Turn, text string, quiet bool) error {
+	ids, err := turnItems(ctx, tx, t.Inbox)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(text) == "" {
+		text = t.Fallback
+	}
+	var reply *channels.OutboxItem
+	if text != "" && !quiet {
+		reply = &channels.OutboxItem{Channel: t.Channel, ChatID: t.ChatID, Text: text, ReplyTo: t.ReplyTo,
+			InboxID: slices.Max(ids)}
+	}
+	queued, err := closeInbound(ctx, tx, ids, reply)
+	if err != nil || queued == 0 || t.Mirror == "" {
+		return err
+	}
+	// Not a model call of that session: no usage is counted.
+	_, err = tx.ExecContext(ctx, `INSERT INTO messages (session, role, content, created_at) VALUES (?, 'assistant', ?, ?)`,
+		t.Mirror, text, millis(time.Now()))
+	return err
 }
 
 // turnItems returns ids with every other item their turn answers: those

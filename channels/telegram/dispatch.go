@@ -28,9 +28,10 @@ const maxMerge = 20
 type jobKind int
 
 const (
-	jobText  jobKind = iota // plain text; consecutive ones of a sender merge
-	jobMedia                // photo, document or voice: prepared at run time
-	jobNew                  // /new, in order with the chat's messages
+	jobText   jobKind = iota // plain text; consecutive ones of a sender merge
+	jobMedia                 // photo, document or voice: prepared at run time
+	jobNew                   // /new, in order with the chat's messages
+	jobSystem                // a message from the daemon itself (a background task's report); never merged
 )
 
 // job is one recorded message waiting for its chat's turn.
@@ -40,6 +41,7 @@ type job struct {
 	kind   jobKind
 	text   string // what the model reads: mention stripped, "[Name]: " in groups
 	sender int64
+	from   string // the user a system message acts for
 }
 
 // chatQueue is the work of one chat. At most one goroutine (active) takes
@@ -420,6 +422,8 @@ func (c *Channel) turnFor(j *job) agent.Turn {
 	if j.msg != nil && j.msg.From != nil {
 		t.SenderID = strconv.FormatInt(j.msg.From.ID, 10)
 		t.SenderName = displayName(j.msg.From)
+	} else if j.from != "" {
+		t.SenderID = j.from
 	}
 	return t
 }

@@ -29,6 +29,8 @@ var botCommands = []models.BotCommand{
 	{Command: "new", Description: "Start a fresh conversation"},
 	{Command: "stop", Description: "Stop what I am working on"},
 	{Command: "status", Description: "Model, conversation and queue"},
+	{Command: "jobs", Description: "Scheduled jobs of this chat"},
+	{Command: "subagents", Description: "Background tasks running for this chat"},
 }
 
 const (
@@ -36,7 +38,9 @@ const (
 	helpText = "Send me a message and I'll answer.\n\n" +
 		"/new: start a fresh conversation\n" +
 		"/stop: stop what I am working on\n" +
-		"/status: model, conversation and queue\n\n" +
+		"/status: model, conversation and queue\n" +
+		"/jobs: scheduled jobs of this chat\n" +
+		"/subagents: background tasks running for this chat\n\n" +
 		"In groups, mention me or reply to me."
 	noVoice       = "Voice messages are not configured (set provider.transcription_model)."
 	blindNote     = "[The user sent an image, which this model cannot see.]"
@@ -46,6 +50,9 @@ const (
 // prepare decides what a recorded item needs: a queued job (queue true), or
 // an immediate reply ("" for none) that completes it.
 func (c *Channel) prepare(ctx context.Context, it channels.InboxItem) (j *job, reply string, queue bool) {
+	if it.Channel == systemChannel {
+		return systemJob(it)
+	}
 	var u models.Update
 	if err := json.Unmarshal(it.Payload, &u); err != nil || u.Message == nil {
 		return nil, "", false
@@ -78,7 +85,11 @@ func (c *Channel) prepare(ctx context.Context, it channels.InboxItem) (j *job, r
 	case cmd == "help":
 		return nil, helpText, false
 	case cmd == "stop":
-		return nil, c.disp.stop(it.ChatID), false
+		return nil, c.stopReply(ctx, it.ChatID), false
+	case cmd == "jobs":
+		return nil, c.jobsReply(ctx, it.ChatID), false
+	case cmd == "subagents":
+		return nil, c.tasksReply(ctx, it.ChatID), false
 	case cmd == "status":
 		return nil, c.status(ctx, it.ChatID), false
 	case cmd == "new":
@@ -190,7 +201,7 @@ func command(text, botName string) (string, bool) {
 		return "", false
 	}
 	switch name = strings.ToLower(name); name {
-	case "start", "help", "new", "stop", "status":
+	case "start", "help", "new", "stop", "status", "jobs", "subagents":
 		return name, true
 	}
 	return "", true // unknown commands go to the model as text

@@ -171,6 +171,9 @@ type Channel struct {
 
 	allow       atomic.Pointer[allowList]
 	model       atomic.Pointer[string]
+	background  atomic.Pointer[Background]
+	sysMu       sync.Mutex   // orders Announce with the start-up load of the inbox
+	live        bool         // the dispatcher has taken over the inbox; under sysMu
 	lastContact atomic.Int64 // unix nanoseconds
 	lastAlive   atomic.Int64 // unix nanoseconds of intake's last sign of life, for the watchdog
 	startedAt   time.Time
@@ -369,8 +372,10 @@ func (c *Channel) Run(ctx context.Context) error {
 	defer cancelTurns(nil)
 	c.disp.base = turnCtx
 
-	pending, err := c.store.PendingInbound(ctx, channelName)
+	c.sysMu.Lock()
+	pending, err := c.pendingItems(ctx)
 	if err != nil {
+		c.sysMu.Unlock()
 		cancelSend()
 		<-senderDone
 		return fmt.Errorf("load pending messages: %w", err)
@@ -380,6 +385,8 @@ func (c *Channel) Run(ctx context.Context) error {
 		c.disp.add(ctx, it)
 	}
 	c.disp.release()
+	c.live = true // Announce hands items to the dispatcher from now on
+	c.sysMu.Unlock()
 	if len(pending) > 0 {
 		c.log.Info("resuming recorded messages", "count", len(pending))
 	}

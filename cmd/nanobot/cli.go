@@ -127,6 +127,19 @@ Print the tool-call audit trail.
 
 Print token usage per chat and day.
 `,
+	"cron": `cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] --chat ID | remove ID | run ID
+
+Scheduled jobs. list shows id, chat, schedule, zone and next run (in the job's zone); add sets one up for a
+Telegram chat; remove removes one; run fires one now (its answer is queued for the chat and the gateway
+delivers it). A running gateway picks up additions and removals within a minute, or at once on SIGHUP.
+
+  --message TEXT  add: what the job reminds of or does
+  --cron EXPR     add: a 5-field cron expression, e.g. "0 9 * * 1-5"
+  --every DUR     add: repeat at this interval, at least 1m (e.g. 2h)
+  --at TIME       add: once, at an RFC 3339 or local time, or after a duration such as 20m
+  --tz ZONE       add: IANA time zone (default agent.timezone, else the host's)
+  --chat ID       add: the chat the job belongs to; list: only this chat's jobs
+`,
 	"health": `health [--ready] [--addr HOST:PORT]
 
 Probe the admin endpoint of a running gateway: liveness, or readiness with --ready.

@@ -94,11 +94,18 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		}
 	})
 
+	stopProactive, err := a.runProactive(ctx, rt, ch)
+	if err != nil {
+		rt.close(time.Second)
+		return err
+	}
+
 	var srv *admin.Server
 	if cfg.Gateway.Listen != "" {
 		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch, *unreadyAfter) }, log)
 		srv.SetDetails(rt.mcpDetails)
 		if err := srv.Start(); err != nil {
+			stopProactive()
 			rt.close(time.Second)
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
 		}
@@ -123,6 +130,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	runErr := ch.Run(ctx)
 	stopWatch()
 	wg.Wait()
+	stopProactive()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		srv.Shutdown(sctx)

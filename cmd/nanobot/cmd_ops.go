@@ -13,6 +13,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
 )
@@ -75,9 +76,18 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 		fmt.Fprintf(w, "mcp\t%s\n", line)
 	}
 	var problems []string
+	hb, hbErr := heartbeatConfig(cfg)
+	if hbErr == nil && hb.Interval > 0 {
+		fmt.Fprintf(w, "heartbeat\tevery %s, %s, chat %s\n", shortDuration(hb.Interval), hb.File, hb.Chat)
+	} else {
+		fmt.Fprintf(w, "heartbeat\toff\n")
+	}
 	if _, err := os.Stat(cfg.Storage.Path); err == nil {
 		fmt.Fprintf(w, "gateway\t%s\n", gatewayState(cfg.Storage.Path))
 		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {
+			if hbErr == nil && hb.Interval > 0 {
+				fmt.Fprintf(w, "heartbeat state\t%s\n", heartbeat.Status(ctx, st, hb.Zone))
+			}
 			rows, err := st.UsageSince(ctx, time.Now().AddDate(0, 0, -1))
 			if err == nil {
 				total := 0

@@ -14,6 +14,7 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
 	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
+	"github.com/nanobot-go/nanobot/schedule"
 )
 
 const (
@@ -66,6 +67,7 @@ type gatewayHarness struct {
 	cfg    string
 	flags  []string // extra gateway flags
 	logs   *syncBuffer
+	clock  schedule.Clock // of scheduled work; nil: the system's
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -110,7 +112,7 @@ func (h *gatewayHarness) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.done = make(chan error, 1)
-	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }}
+	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }, clock: h.clock}
 	args := append([]string{"gateway", "-c", h.cfg, "--reload-interval", "50ms"}, h.flags...)
 	go func() { h.done <- a.run(ctx, args) }()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/schedule"
 )
 
 // version (and, where the build has no VCS information, commit) are
@@ -80,6 +81,15 @@ type app struct {
 	in             *bufio.Reader // stdin, once something reads it by lines
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	clock          schedule.Clock // of scheduled work; nil: the system's
+}
+
+// now is the clock of scheduled work.
+func (a *app) now() schedule.Clock {
+	if a.clock == nil {
+		return schedule.SystemClock()
+	}
+	return a.clock
 }
 
 const usageText = `nanobot: a personal AI assistant
@@ -102,6 +112,8 @@ Commands:
   usage [--since 7d]                 print token usage per chat and day
   backup [--force] FILE              write a checked copy of the database (safe while the gateway runs)
   restore FILE                       replace the database with a backup, keeping the current one (gateway stopped)
+  cron list|add|remove|run           scheduled jobs: list [--chat ID], add --message TEXT (--cron EXPR |
+                                     --every DUR | --at TIME) [--tz ZONE] --chat ID, remove ID, run ID
   health [--ready] [--addr HOST:PORT]
                                      probe the admin endpoint of a running gateway
   version                            print the version, commit, Go version and FTS5 support
@@ -157,6 +169,8 @@ func (a *app) dispatch(ctx context.Context, cmd, cfgPath string, rest []string) 
 		return a.audit(ctx, cfgPath, rest)
 	case "usage":
 		return a.usage(ctx, cfgPath, rest)
+	case "cron":
+		return a.cron(ctx, cfgPath, rest)
 	case "health":
 		return a.health(ctx, cfgPath, rest)
 	case "backup":

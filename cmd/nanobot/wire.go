@@ -19,6 +19,7 @@ import (
 	"github.com/nanobot-go/nanobot/agent/prompt"
 	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
 	"github.com/nanobot-go/nanobot/safety"
@@ -44,6 +45,7 @@ type runtime struct {
 	approver tools.Approver
 	notify   func(ctx context.Context, session, text string)
 	backups  *backup.Schedule // nil when storage.backup is off, and outside the gateway
+	pro      *proactive       // the gateway's background work; nil elsewhere
 }
 
 // newRuntime opens the store and builds the loop. metrics may be nil.
@@ -240,6 +242,12 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 	}
 	out = append(out, tools.NewMemoryTools(r.memoryTools(cfg))...)
 	out = append(out, r.mcp.Tools()...)
+	r.mu.RLock()
+	pro := r.pro
+	r.mu.RUnlock()
+	if pro != nil {
+		out = append(out, pro.tools()...)
+	}
 	if cfg.Tools.Web.Enabled {
 		guard := safety.NewURLGuard(cfg.Tools.Web.AllowPrivate)
 		out = append(out, &tools.Web{Client: guard.HTTPClient(cfg.Tools.Web.Timeout), MaxBytes: int64(cfg.Tools.Web.MaxBytes)})
@@ -297,7 +305,13 @@ func (r *runtime) setApprover(ap tools.Approver) {
 }
 
 // scope is the memory scope of a session.
-func (r *runtime) scope(session string) string { return scopeOf(r.config(), session) }
+func (r *runtime) scope(session string) string {
+	cfg := r.config()
+	if cfg.Memory.Scope == config.ScopeChat {
+		session = r.chatSession(session)
+	}
+	return scopeOf(cfg, session)
+}
 
 // scopeOf is the memory scope of a session under cfg.
 func scopeOf(cfg *config.Config, session string) string {
@@ -325,6 +339,9 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
 	r.mcp.Apply(mcpServers(cfg))
 	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
+	if pro := r.proactive(); pro != nil {
+		pro.reconfigure(cfg)
+	}
 	r.level.Set(parseLevel(cfg.Log.Level))
 	return nil
 }
@@ -383,7 +400,7 @@ func (r *runtime) overBudget(ctx context.Context, session string) (string, bool)
 	if budget <= 0 {
 		return "", false
 	}
-	used, err := r.store.UsageOn(ctx, session, time.Now())
+	used, err := r.usageToday(ctx, session)
 	if err != nil {
 		r.logger.Error("read usage", "err", err)
 		return "", false
@@ -441,7 +458,7 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	today, err := r.store.UsageOn(ctx, session, time.Now())
+	today, err := r.usageToday(ctx, session)
 	if err != nil {
 		return "", err
 	}
@@ -457,18 +474,24 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if line := r.backupLine(); line != "" {
 		s += "\n" + line
 	}
+	if pro := r.proactive(); pro != nil {
+		s += "\n" + pro.status(ctx)
+	}
 	return s, nil
 }
 
 // observeModelCall counts a call in the metrics. A turn's calls reach the
 // usage table with the assistant message the store appends.
-func (r *runtime) observeModelCall(_ context.Context, _ agent.Turn, d time.Duration, u agent.Usage, err error) {
+func (r *runtime) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
 	if r.metrics != nil {
 		outcome := "ok"
 		if err != nil {
 			outcome = "error"
 		}
 		r.metrics.ModelCall(outcome, d, u.PromptTokens, u.CompletionTokens)
+		if t.Session == heartbeat.Session {
+			r.metrics.HeartbeatTokens(u.PromptTokens, u.CompletionTokens)
+		}
 	}
 }
 

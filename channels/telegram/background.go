@@ -1,0 +1,134 @@
+package telegram
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nanobot-go/nanobot/channels"
+)
+
+// systemChannel is the inbox channel of messages from the daemon itself
+// into a chat's turns.
+const systemChannel = "telegram.system"
+
+// Background is the work the daemon does on its own in a chat, for the
+// /jobs, /subagents and /stop commands.
+type Background interface {
+	// Jobs lists the chat's scheduled jobs.
+	Jobs(ctx context.Context, chat string) string
+	// Tasks lists the chat's running background tasks.
+	Tasks(ctx context.Context, chat string) string
+	// StopTasks cancels the chat's background tasks and says what it
+	// stopped ("" when none ran).
+	StopTasks(ctx context.Context, chat string) string
+}
+
+// SetBackground connects the daemon's background work; call it before Run.
+func (c *Channel) SetBackground(b Background) { c.background.Store(&b) }
+
+func (c *Channel) backgroundWork() Background {
+	if p := c.background.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// OutboxChanged tells the channel that replies were queued outside it (a
+// scheduled job's answer), so it delivers them now rather than at its next
+// look at the outbox.
+func (c *Channel) OutboxChanged() { c.send.notify() }
+
+func (c *Channel) jobsReply(ctx context.Context, chat string) string {
+	b := c.backgroundWork()
+	if b == nil {
+		return "Scheduled jobs are not available."
+	}
+	return b.Jobs(ctx, chat)
+}
+
+func (c *Channel) tasksReply(ctx context.Context, chat string) string {
+	b := c.backgroundWork()
+	if b == nil {
+		return "Background tasks are not available."
+	}
+	return b.Tasks(ctx, chat)
+}
+
+// stopReply is /stop: the running turn and the chat's background tasks.
+func (c *Channel) stopReply(ctx context.Context, chat string) string {
+	turn := c.disp.stop(chat)
+	b := c.backgroundWork()
+	if b == nil {
+		return turn
+	}
+	tasks := b.StopTasks(ctx, chat)
+	switch {
+	case tasks == "":
+		return turn
+	case strings.HasPrefix(turn, "Nothing"):
+		return tasks
+	}
+	return turn + " " + tasks
+}
+
+// systemMessage is the payload of a system item.
+type systemMessage struct {
+	Text   string `json:"text"`
+	Sender string `json:"sender_id,omitempty"`
+}
+
+// Announce puts a message from the daemon itself (a background task's
+// report) into a chat's turns, in order with the chat's messages: the model
+// reads it as the turn's message and its answer goes to the chat like any
+// reply. It is recorded first, so it survives a restart; key identifies the
+// announcement, and announcing a key again changes nothing. sender is the
+// user the turn acts for.
+func (c *Channel) Announce(ctx context.Context, chat string, key int64, sender, text string) error {
+	payload, err := json.Marshal(systemMessage{Text: text, Sender: sender})
+	if err != nil {
+		return err
+	}
+	it := channels.InboxItem{Channel: systemChannel, UpdateID: key, ChatID: chat, Payload: payload,
+		State: channels.InboxPending, ReceivedAt: time.Now().UTC()}
+	c.sysMu.Lock()
+	defer c.sysMu.Unlock()
+	id, inserted, err := c.store.RecordInbound(ctx, it)
+	if err != nil {
+		return fmt.Errorf("record system message: %w", err)
+	}
+	if inserted && c.live {
+		it.ID = id
+		c.disp.add(ctx, it)
+	}
+	return nil
+}
+
+// systemJob is the job of a recorded system message.
+func systemJob(it channels.InboxItem) (*job, string, bool) {
+	var m systemMessage
+	if err := json.Unmarshal(it.Payload, &m); err != nil || strings.TrimSpace(m.Text) == "" {
+		return nil, "", false
+	}
+	return &job{item: it, kind: jobSystem, text: m.Text, from: m.Sender}, "", true
+}
+
+// pendingItems is what the inbox holds unanswered for the channel, user
+// messages and system messages, in the order they were recorded.
+func (c *Channel) pendingItems(ctx context.Context) ([]channels.InboxItem, error) {
+	users, err := c.store.PendingInbound(ctx, channelName)
+	if err != nil {
+		return nil, err
+	}
+	system, err := c.store.PendingInbound(ctx, systemChannel)
+	if err != nil {
+		return nil, err
+	}
+	all := append(users, system...)
+	slices.SortFunc(all, func(a, b channels.InboxItem) int { return cmp.Compare(a.ID, b.ID) })
+	return all, nil
+}

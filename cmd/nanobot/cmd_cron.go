@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/jobs"
+	"github.com/nanobot-go/nanobot/schedule"
+)
+
+const cronUsage = "usage: nanobot cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] --chat ID | remove ID | run ID"
+
+// cron is `nanobot cron list|add|remove|run`: scheduled jobs from the
+// command line. A running gateway picks up additions and removals within a
+// minute, or at once on SIGHUP.
+func (a *app) cron(ctx context.Context, cfgPath string, args []string) error {
+	if len(args) == 0 {
+		return usageError{cronUsage}
+	}
+	switch args[0] {
+	case "list":
+		return a.cronList(ctx, cfgPath, args[1:])
+	case "add":
+		return a.cronAdd(ctx, cfgPath, args[1:])
+	case "remove", "rm":
+		return a.cronRemove(ctx, cfgPath, args[1:])
+	case "run":
+		return a.cronRun(ctx, cfgPath, args[1:])
+	}
+	return usageError{fmt.Sprintf("cron: unknown action %q; %s", args[0], cronUsage)}
+}
+
+// cronService opens the store and a jobs service over it that runs no
+// turns.
+func (a *app) cronService(ctx context.Context, cfgPath string) (*jobs.Service, *config.Config, func(), error) {
+	cfg, st, err := a.openStore(ctx, cfgPath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	jc, err := jobsConfig(cfg)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	return jobs.New(jobStore{st}, nil, a.now(), jc, nil, nil), cfg, func() { st.Close() }, nil
+}
+
+func (a *app) cronList(ctx context.Context, cfgPath string, args []string) error {
+	fs := newFlags("cron list", a.stderr)
+	chat := fs.String("chat", "", "only this Telegram chat id")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	svc, _, done, err := a.cronService(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer done()
+	who := jobs.Chat{}
+	if *chat != "" {
+		who = jobs.Chat{Channel: "telegram", ChatID: *chat}
+	}
+	list, err := svc.Jobs(ctx, who)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tCHAT\tSCHEDULE\tZONE\tNEXT RUN\tMESSAGE")
+	for _, j := range list {
+		when, next := "unreadable", "none"
+		spec, err := schedule.Decode(schedule.Kind(j.Kind), j.Spec, j.Zone, j.CreatedAt)
+		if err == nil {
+			when = spec.Describe()
+			if !j.NextRun.IsZero() {
+				next = j.NextRun.In(spec.Zone).Format(schedule.ShowFormat)
+			}
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.ChatID, when, j.Zone, next, oneLine(j.Message, 60))
+	}
+	return w.Flush()
+}
+
+func (a *app) cronAdd(ctx context.Context, cfgPath string, args []string) error {
+	fs := newFlags("cron add", a.stderr)
+	message := fs.String("message", "", "what the job reminds of or does")
+	expr := fs.String("cron", "", `a 5-field cron expression, e.g. "0 9 * * 1-5"`)
+	every := fs.Duration("every", 0, "repeat at this interval (at least 1m), e.g. 2h")
+	at := fs.String("at", "", "run once: an RFC 3339 or local time, or a duration from now such as 20m")
+	tz := fs.String("tz", "", "IANA time zone (default agent.timezone)")
+	chat := fs.String("chat", "", "the Telegram chat id the job belongs to")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *chat == "" {
+		return usageError{"cron add: --chat ID is required (the Telegram chat the job delivers to)"}
+	}
+	if *every != 0 && *every%time.Second != 0 {
+		return usageError{"cron add: --every must be whole seconds"}
+	}
+	svc, cfg, done, err := a.cronService(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer done()
+	j, err := svc.Add(ctx, jobs.Chat{Channel: "telegram", ChatID: *chat, UserID: cfg.Owner()}, *message,
+		schedule.Input{CronExpr: *expr, EverySeconds: int(*every / time.Second), At: *at, TZ: *tz})
+	if err != nil {
+		return usageError{"cron add: " + flagNames(err.Error())}
+	}
+	fmt.Fprintf(a.stdout, "added %s\n(a running gateway picks it up within a minute, or at once on SIGHUP)\n", jobs.Describe(j))
+	return nil
+}
+
+// flagNames words the schedule errors in terms of the command's flags.
+func flagNames(s string) string {
+	return strings.NewReplacer("cron_expr", "--cron", "every_seconds", "--every (in seconds)", "tz ", "--tz ",
+		"at \"", "--at \"", "message is empty", "--message is empty").Replace(s)
+}
+
+func (a *app) cronRemove(ctx context.Context, cfgPath string, args []string) error {
+	if len(args) != 1 {
+		return usageError{"usage: nanobot cron remove ID"}
+	}
+	id, err := parseJobID(args[0])
+	if err != nil {
+		return err
+	}
+	svc, _, done, err := a.cronService(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := svc.Remove(ctx, jobs.Chat{}, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "removed job %d\n", id)
+	return nil
+}
+
+// cronRun fires a job now: its turn runs here and its answer is queued for
+// the chat, which the gateway delivers.
+func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error {
+	if len(args) != 1 {
+		return usageError{"usage: nanobot cron run ID"}
+	}
+	id, err := parseJobID(args[0])
+	if err != nil {
+		return err
+	}
+	rt, err := a.start(ctx, cfgPath, true, nil)
+	if err != nil {
+		return err
+	}
+	defer rt.close(5 * time.Second)
+	jc, err := jobsConfig(rt.config())
+	if err != nil {
+		return err
+	}
+	svc := jobs.New(jobStore{rt.store}, turnRunner{rt}, a.now(), jc, rt.logger, nil)
+	text, err := svc.RunNow(ctx, id)
+	if err != nil {
+		return err
+	}
+	if text == "" {
+		return fmt.Errorf("job %d: the run was interrupted; the gateway finishes it on its next start", id)
+	}
+	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; the gateway delivers it)\n", strings.TrimSpace(text))
+	return nil
+}
+
+// parseJobID reads a job id from the command line.
+func parseJobID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageError{fmt.Sprintf("%q is not a job id (see nanobot cron list)", s)}
+	}
+	return id, nil
+}

@@ -1,0 +1,404 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/subagent"
+	"github.com/nanobot-go/nanobot/agent/tools"
+	"github.com/nanobot-go/nanobot/channels/telegram"
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/heartbeat"
+	"github.com/nanobot-go/nanobot/jobs"
+	"github.com/nanobot-go/nanobot/schedule"
+)
+
+// proactive is the work the gateway does on its own: scheduled jobs, the
+// heartbeat, background tasks, and the message tool that lets a turn speak
+// before its answer.
+type proactive struct {
+	rt        *runtime
+	clock     schedule.Clock
+	delivered func()        // something was queued for a chat outside the channel
+	jobs      *jobs.Service // nil when cron.enabled is false
+	heartbeat *heartbeat.Heartbeat
+	tasks     *subagent.Manager
+	taskLoop  *agent.Loop // the loop of background tasks
+}
+
+// chatPort is what the background work needs of the chat channel.
+type chatPort interface {
+	// OutboxChanged: something was queued for a chat outside the channel.
+	OutboxChanged()
+	// Announce puts a system message into a chat's turns.
+	Announce(ctx context.Context, chat string, key int64, sender, text string) error
+}
+
+// newProactive builds the gateway's background work over rt and the chat
+// channel.
+func newProactive(rt *runtime, clock schedule.Clock, ch chatPort) (*proactive, error) {
+	cfg := rt.config()
+	delivered := ch.OutboxChanged
+	p := &proactive{rt: rt, clock: clock, delivered: delivered}
+	if cfg.Cron.Enabled {
+		jc, err := jobsConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		p.jobs = jobs.New(jobStore{rt.store}, turnRunner{rt}, clock, jc, rt.logger, delivered)
+	}
+	hc, err := heartbeatConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	warnHeartbeat(rt, cfg)
+	p.heartbeat = heartbeat.New(rt.store, turnRunner{rt}, func() agent.Provider { return meteredProvider{rt} }, clock, hc,
+		rt.logger, heartbeat.Hooks{Decision: rt.metrics.HeartbeatCheck, Ran: func(queued string) {
+			if queued != "" {
+				delivered()
+			}
+		}})
+	taskTools, err := p.taskTools(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.taskLoop = agent.New(rt.currentProvider(), rt.store, taskTools, taskConfig(cfg),
+		agent.WithLogger(rt.logger),
+		agent.WithMemory(memorySource{rt}),
+		agent.WithRedactor(rt.secrets.Redact),
+		agent.WithHooks(agent.Hooks{ModelCall: rt.observeModelCall, ToolCall: rt.observeToolCall}),
+	)
+	p.tasks = subagent.New(taskStore{rt.store}, taskRunner{p}, taskReporter{ch}, managerConfig(cfg), rt.logger, clock.Now)
+	return p, nil
+}
+
+// taskToolNames are the tools of background tasks: files, the shell through
+// the same safety filter, the web; never spawn, cron or message.
+var taskToolNames = []string{"read_file", "write_file", "edit_file", "list_dir", "exec", "web_fetch"}
+
+func (p *proactive) taskTools(cfg *config.Config) ([]agent.Tool, error) {
+	all, err := p.rt.tools(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []agent.Tool
+	for _, t := range all {
+		if slices.Contains(taskToolNames, t.Spec().Name) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// taskConfig is a background task's loop: its own step and time limits.
+func taskConfig(cfg *config.Config) agent.Config {
+	c := agentConfig(cfg)
+	c.MaxIterations = cfg.Agent.Subagents.MaxIterations
+	c.TurnTimeout = cfg.Agent.Subagents.Timeout
+	return c
+}
+
+func managerConfig(cfg *config.Config) subagent.Config {
+	s := cfg.Agent.Subagents
+	return subagent.Config{MaxPerChat: s.MaxPerChat, Timeout: s.Timeout, MaxIterations: s.MaxIterations}
+}
+
+// heartbeatConfig is the heartbeat's part of cfg. Without a chat to report
+// to, it is off.
+func heartbeatConfig(cfg *config.Config) (heartbeat.Config, error) {
+	zone, err := schedule.Zone(cfg.Agent.Timezone, nil)
+	if err != nil {
+		return heartbeat.Config{}, &config.Error{File: cfg.Path, Key: "agent.timezone", Problem: err.Error()}
+	}
+	quiet, err := schedule.ParseQuietHours(cfg.Heartbeat.QuietHours)
+	if err != nil {
+		return heartbeat.Config{}, &config.Error{File: cfg.Path, Key: "heartbeat.quiet_hours", Problem: err.Error()}
+	}
+	file := cfg.Heartbeat.File
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(cfg.Agent.Workspace, file)
+	}
+	hc := heartbeat.Config{Interval: cfg.Heartbeat.Interval, File: file, Channel: "telegram", Chat: cfg.HeartbeatChat(),
+		Owner: cfg.Owner(), Quiet: quiet, Zone: zone, ShutdownTimeout: cfg.Agent.ShutdownTimeout}
+	if hc.Chat == "" {
+		hc.Interval = 0
+	}
+	return hc, nil
+}
+
+func warnHeartbeat(rt *runtime, cfg *config.Config) {
+	switch h := cfg.Heartbeat; {
+	case h.Interval > 0 && cfg.HeartbeatChat() == "":
+		rt.logger.Warn("heartbeat is off: no chat to report to; set heartbeat.chat or put a numeric id in channels.telegram.allow_from")
+	case h.Interval > 0 && h.Interval < 5*time.Minute:
+		rt.logger.Warn("heartbeat.interval is below 5m; each check with unscheduled items costs a model call", "interval", h.Interval)
+	}
+}
+
+func jobsConfig(cfg *config.Config) (jobs.Config, error) {
+	zone, err := schedule.Zone(cfg.Agent.Timezone, nil)
+	if err != nil {
+		return jobs.Config{}, &config.Error{File: cfg.Path, Key: "agent.timezone", Problem: err.Error()}
+	}
+	return jobs.Config{
+		MaxPerChat:      cfg.Cron.MaxJobsPerChat,
+		Missed:          cfg.Cron.Missed,
+		Zone:            zone,
+		Workers:         cfg.Agent.MaxConcurrent,
+		ShutdownTimeout: cfg.Agent.ShutdownTimeout,
+	}, nil
+}
+
+// resyncInterval is how often the gateway checks for jobs added or removed
+// from the command line: one small read, not a look at each job.
+const resyncInterval = time.Minute
+
+// runProactive builds the gateway's background work, connects it to the
+// channel and starts it. It stops when ctx ends or stop is called; stop
+// returns once it has.
+func (a *app) runProactive(ctx context.Context, rt *runtime, ch *telegram.Channel) (stop func(), err error) {
+	p, err := newProactive(rt, a.now(), ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.setProactive(p); err != nil {
+		return nil, err
+	}
+	ch.SetBackground(p)
+	ctx, cancel := context.WithCancel(ctx)
+	if err := p.start(ctx); err != nil {
+		cancel()
+		p.stop()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.watch(ctx)
+		p.stop()
+	}()
+	return func() {
+		cancel()
+		<-done
+	}, nil
+}
+
+// watch reloads the jobs when the command line changed them: checked every
+// resyncInterval and at once on SIGHUP, until ctx ends.
+func (p *proactive) watch(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	tick := time.NewTicker(resyncInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		case <-tick.C:
+		}
+		p.resync(ctx)
+	}
+}
+
+// start resumes and schedules the background work; it runs until ctx ends
+// and stop is called.
+func (p *proactive) start(ctx context.Context) error {
+	if err := p.tasks.Recover(ctx); err != nil {
+		return err
+	}
+	if p.jobs != nil {
+		if err := p.jobs.Start(ctx); err != nil {
+			return err
+		}
+	}
+	return p.heartbeat.Start(ctx)
+}
+
+// stop lets running background turns finish for a while, then interrupts
+// them; they resume on the next start.
+func (p *proactive) stop() {
+	var wg sync.WaitGroup
+	if p.jobs != nil {
+		wg.Go(p.jobs.Stop)
+	}
+	wg.Go(p.heartbeat.Stop)
+	wg.Go(p.tasks.Close)
+	wg.Wait()
+}
+
+// resync picks up jobs added or removed from the command line.
+func (p *proactive) resync(ctx context.Context) {
+	if p.jobs == nil {
+		return
+	}
+	if err := p.jobs.Resync(ctx); err != nil {
+		p.rt.logger.Warn("reload jobs", "err", err)
+	}
+}
+
+func (p *proactive) reconfigure(cfg *config.Config) {
+	if p.jobs != nil {
+		if jc, err := jobsConfig(cfg); err == nil {
+			p.jobs.SetConfig(jc)
+		}
+	}
+	if hc, err := heartbeatConfig(cfg); err == nil {
+		p.heartbeat.SetConfig(hc)
+	}
+	p.tasks.SetConfig(managerConfig(cfg))
+	if ts, err := p.taskTools(cfg); err == nil {
+		p.taskLoop.Reconfigure(p.rt.currentProvider(), ts, taskConfig(cfg))
+	}
+}
+
+// status is the heartbeat's line for /status.
+func (p *proactive) status(ctx context.Context) string {
+	cfg := p.rt.config()
+	hc, err := heartbeatConfig(cfg)
+	if err != nil || hc.Interval <= 0 {
+		return "Heartbeat: off"
+	}
+	return fmt.Sprintf("Heartbeat: every %s; %s", shortDuration(hc.Interval), heartbeat.Status(ctx, p.rt.store, hc.Zone))
+}
+
+// tools are the tools of the gateway's turns beyond the runtime's own.
+func (p *proactive) tools() []agent.Tool {
+	out := []agent.Tool{
+		tools.Message{Outbox: chatOutbox{p}, MayReach: p.mayReach},
+		tools.Spawn{Spawner: spawner{p.tasks}},
+	}
+	if p.jobs != nil {
+		out = append(out, tools.Cron{Jobs: cronJobs{p.jobs}})
+	}
+	return out
+}
+
+// mayReach lets the owner write to another allowed user's private chat.
+func (p *proactive) mayReach(t agent.Turn, chat string) error {
+	cfg := p.rt.config()
+	if owner := cfg.Owner(); owner == "" || t.SenderID != owner {
+		return errors.New("only the owner may send to another chat; without chat_id the message goes to this chat")
+	}
+	for _, u := range cfg.Channels.Telegram.AllowFrom {
+		if u == chat {
+			return nil
+		}
+	}
+	return fmt.Errorf("chat %s is not the private chat of a user in channels.telegram.allow_from", chat)
+}
+
+// Jobs, Tasks and StopTasks serve /jobs, /subagents and /stop.
+func (p *proactive) Jobs(ctx context.Context, chat string) string {
+	if p.jobs == nil {
+		return "Scheduled jobs are turned off (cron.enabled)."
+	}
+	text, err := p.jobs.List(ctx, jobs.Chat{Channel: "telegram", ChatID: chat})
+	if err != nil {
+		p.rt.logger.Error("list jobs", "chat_id", chat, "err", err)
+		return "Sorry, I could not read the scheduled jobs."
+	}
+	return text
+}
+
+func (p *proactive) Tasks(_ context.Context, chat string) string {
+	list := p.tasks.Running("telegram", chat)
+	if len(list) == 0 {
+		return "No background tasks are running."
+	}
+	var b strings.Builder
+	if len(list) == 1 {
+		b.WriteString("1 background task running:")
+	} else {
+		fmt.Fprintf(&b, "%d background tasks running:", len(list))
+	}
+	for _, t := range list {
+		fmt.Fprintf(&b, "\n- %d %q, for %s", t.ID, t.Label, t.Running.Round(time.Second))
+	}
+	return b.String()
+}
+
+func (p *proactive) StopTasks(_ context.Context, chat string) string {
+	stopped := p.tasks.Stop("telegram", chat)
+	if len(stopped) == 0 {
+		return ""
+	}
+	labels := make([]string, len(stopped))
+	for i, t := range stopped {
+		labels[i] = strconv.Quote(t.Label)
+	}
+	if len(stopped) == 1 {
+		return "Cancelled the background task " + labels[0] + "."
+	}
+	return fmt.Sprintf("Cancelled %d background tasks: %s.", len(stopped), strings.Join(labels, ", "))
+}
+
+// setProactive gives the gateway's turns the tools of its background work.
+func (r *runtime) setProactive(p *proactive) error {
+	r.mu.Lock()
+	r.pro = p
+	r.mu.Unlock()
+	return r.reconfigure(r.config())
+}
+
+func (r *runtime) proactive() *proactive {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.pro
+}
+
+// usageToday is what the chat a session belongs to used today: its own
+// session and those of its jobs and background tasks, so proactive turns
+// count toward agent.daily_token_budget.
+func (r *runtime) usageToday(ctx context.Context, session string) (agent.Usage, error) {
+	channel, chat, err := r.store.SessionChat(ctx, session)
+	if err != nil {
+		return agent.Usage{}, err
+	}
+	hbChat := r.config().HeartbeatChat()
+	if session == heartbeat.Session {
+		channel, chat = "telegram", hbChat
+	}
+	if chat == "" {
+		return r.store.UsageOn(ctx, session, time.Now())
+	}
+	var also []string
+	if channel == "telegram" && chat == hbChat {
+		also = append(also, heartbeat.Session)
+	}
+	return r.store.ChatUsageOn(ctx, channel, chat, time.Now(), also...)
+}
+
+// chatSession is the session of the chat a session belongs to: a job's,
+// a background task's and the heartbeat's turns read and write their
+// chat's memory under memory.scope: chat.
+func (r *runtime) chatSession(session string) string {
+	if session == heartbeat.Session {
+		if chat := r.config().HeartbeatChat(); chat != "" {
+			return "telegram:" + chat
+		}
+		return session
+	}
+	if !strings.HasPrefix(session, "cron:") && !strings.HasPrefix(session, "subagent:") {
+		return session
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	channel, chat, err := r.store.SessionChat(ctx, session)
+	if err != nil || chat == "" {
+		return session
+	}
+	return channel + ":" + chat
+}

@@ -1,0 +1,305 @@
+// Package jobs is nanobot's scheduled jobs: reminders and recurring tasks
+// that a chat sets up (through the cron tool, the command line or /jobs)
+// and that the daemon runs on its own at their time.
+//
+// A firing is recorded before its turn starts, in the same write that moves
+// the job to its next slot, so a crash mid-run resumes that run, a restart
+// never fires a slot twice and never skips one that was due. The turn runs
+// in the job's own session ("cron:<id>") and its answer leaves through the
+// chat's outbox like any reply; when the model cannot be reached, the
+// job's own text is delivered with a note, so a reminder is never lost.
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/schedule"
+)
+
+// Sentinels a Store returns (wrapped), so the service can word them.
+var (
+	ErrLimit    = errors.New("too many jobs")
+	ErrNotFound = errors.New("no such job")
+	ErrStale    = errors.New("slot is no longer due")
+)
+
+// Missed-run policies: what happens to runs missed while the daemon was
+// down.
+const (
+	MissedOnce = "once" // fire once at start, however many slots passed
+	MissedSkip = "skip" // fire at the next slot only
+)
+
+// Job is a stored job. Times are zero when unset.
+type Job struct {
+	ID        int64
+	Channel   string
+	ChatID    string
+	CreatedBy string
+	Message   string
+	Kind      string
+	Spec      string
+	Zone      string
+	NextRun   time.Time
+	LastRun   time.Time
+	CreatedAt time.Time
+}
+
+// Slot is when a job fires next.
+type Slot struct {
+	ID      int64
+	NextRun time.Time
+}
+
+// Firing is one run of a job to record (see Store.FireJob).
+type Firing struct {
+	JobID    int64
+	Slot     time.Time
+	Next     time.Time
+	Manual   bool
+	UpdateID int64
+	ChatID   string
+	Payload  []byte
+}
+
+// Store keeps jobs and their firings; the daemon's SQLite store satisfies
+// it through a thin adapter.
+type Store interface {
+	AddJob(ctx context.Context, j Job, max int) (int64, error) // ErrLimit
+	Job(ctx context.Context, id int64) (Job, error)            // ErrNotFound
+	Jobs(ctx context.Context, channel, chat string) ([]Job, error)
+	JobSlots(ctx context.Context) ([]Slot, error)
+	RemoveJob(ctx context.Context, channel, chat string, id int64) (bool, error)
+	// FireJob records f as an inbox item and moves the job on (ErrStale,
+	// ErrNotFound); a slot recorded before gives inserted false.
+	FireJob(ctx context.Context, f Firing) (inboxID int64, inserted bool, err error)
+	SkipJob(ctx context.Context, id int64, slot, next time.Time) error // ErrStale
+	JobsVersion(ctx context.Context) (string, error)
+	// PendingFirings returns the recorded firings whose turns have not
+	// ended.
+	PendingFirings(ctx context.Context) ([]channels.InboxItem, error)
+	// FinishTurn closes a turn's items and queues text for its chat.
+	FinishTurn(ctx context.Context, t agent.Turn, text string) error
+}
+
+// Turns runs a firing's turn. A Result without a stop reason means the turn
+// never reached the model (the chat's daily budget is used up) and its
+// Text says why; an error with a Text means the model could not be reached.
+type Turns interface {
+	Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error)
+}
+
+// Config holds the service's limits; it can change while it runs.
+type Config struct {
+	MaxPerChat int            // jobs per chat; 0: no limit
+	Missed     string         // MissedOnce or MissedSkip
+	Zone       *time.Location // default zone of new jobs; nil: the host's
+	// Workers bounds the firings that run at once (default 4).
+	Workers int
+	// ShutdownTimeout is how long running firings may finish on Stop.
+	ShutdownTimeout time.Duration
+}
+
+// Service manages jobs and fires them. Create it with New, then Start it
+// in the daemon; a command-line process uses it without Start.
+type Service struct {
+	store  Store
+	turns  Turns
+	clock  schedule.Clock
+	log    *slog.Logger
+	timers *schedule.Timers
+	// delivered is told when a firing queued a message, so the channel
+	// sends it now.
+	delivered func()
+
+	mu       sync.Mutex
+	cfg      Config
+	started  bool
+	stopping bool
+	version  string
+	queue    []task
+	active   int
+	base     context.Context
+	cancel   context.CancelCauseFunc
+	wg       sync.WaitGroup
+	stopLoop chan struct{}
+}
+
+// New returns a service over store; turns runs the firings. delivered may
+// be nil.
+func New(store Store, turns Turns, clock schedule.Clock, cfg Config, log *slog.Logger, delivered func()) *Service {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if delivered == nil {
+		delivered = func() {}
+	}
+	s := &Service{store: store, turns: turns, clock: clock, log: log, delivered: delivered, cfg: withDefaults(cfg),
+		base: context.Background(), stopLoop: make(chan struct{})}
+	s.timers = schedule.NewTimers(clock, s.due)
+	return s
+}
+
+func withDefaults(c Config) Config {
+	if c.Workers <= 0 {
+		c.Workers = 4
+	}
+	if c.Missed == "" {
+		c.Missed = MissedOnce
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// SetConfig applies new limits to what happens from now on.
+func (s *Service) SetConfig(c Config) {
+	s.mu.Lock()
+	s.cfg = withDefaults(c)
+	s.mu.Unlock()
+}
+
+func (s *Service) config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// Chat identifies who a job belongs to.
+type Chat struct {
+	Channel string
+	ChatID  string
+	UserID  string // who set it up
+}
+
+// Add sets up a job for chat from a schedule as written. Its errors are
+// sentences that say what to change.
+func (s *Service) Add(ctx context.Context, chat Chat, message string, when schedule.Input) (Job, error) {
+	message = strings.TrimSpace(message)
+	if message == "" {
+		return Job{}, errors.New("message is empty: give the text the job should deliver or act on when it runs")
+	}
+	cfg := s.config()
+	now := s.clock.Now()
+	spec, err := schedule.Parse(when, now, cfg.Zone)
+	if err != nil {
+		return Job{}, err
+	}
+	kind, text := spec.Encode()
+	j := Job{Channel: chat.Channel, ChatID: chat.ChatID, CreatedBy: chat.UserID, Message: message,
+		Kind: string(kind), Spec: text, Zone: spec.ZoneName(), NextRun: spec.Next(now), CreatedAt: spec.Anchor}
+	if j.CreatedAt.IsZero() {
+		j.CreatedAt = now
+	}
+	id, err := s.store.AddJob(ctx, j, cfg.MaxPerChat)
+	if errors.Is(err, ErrLimit) {
+		return Job{}, fmt.Errorf("this chat already has %d scheduled jobs, the most allowed (cron.max_jobs_per_chat); remove one first", cfg.MaxPerChat)
+	}
+	if err != nil {
+		return Job{}, err
+	}
+	j.ID = id
+	s.schedule(id, j.NextRun)
+	s.log.Info("job added", "job_id", id, "chat_id", chat.ChatID, "schedule", spec.Describe(), "next_run", j.NextRun)
+	return j, nil
+}
+
+// schedule sets the job's timer when the service runs.
+func (s *Service) schedule(id int64, next time.Time) {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return
+	}
+	if next.IsZero() {
+		s.timers.Remove(id)
+		return
+	}
+	s.timers.Set(id, next)
+}
+
+// Remove removes one of the chat's jobs (any chat's when chat.Channel is
+// empty).
+func (s *Service) Remove(ctx context.Context, chat Chat, id int64) error {
+	ok, err := s.store.RemoveJob(ctx, chat.Channel, chat.ChatID, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if chat.Channel == "" {
+			return fmt.Errorf("there is no job %d", id)
+		}
+		return fmt.Errorf("this chat has no job %d; list the jobs to see their ids", id)
+	}
+	s.schedule(id, time.Time{})
+	s.log.Info("job removed", "job_id", id, "chat_id", chat.ChatID)
+	return nil
+}
+
+// Jobs returns the chat's jobs (every chat's when chat.Channel is empty).
+func (s *Service) Jobs(ctx context.Context, chat Chat) ([]Job, error) {
+	return s.store.Jobs(ctx, chat.Channel, chat.ChatID)
+}
+
+// Describe is one line about a job: id, schedule, zone, next run in that
+// zone and its message.
+func Describe(j Job) string {
+	spec, err := schedule.Decode(schedule.Kind(j.Kind), j.Spec, j.Zone, j.CreatedAt)
+	if err != nil {
+		return fmt.Sprintf("%d: unreadable schedule (%v): %q", j.ID, err, oneLine(j.Message, 80))
+	}
+	next := "none (done)"
+	if !j.NextRun.IsZero() {
+		next = j.NextRun.In(spec.Zone).Format(schedule.ShowFormat)
+	}
+	return fmt.Sprintf("%d: %s, zone %s, next run %s: %q", j.ID, spec.Describe(), spec.ZoneName(), next, oneLine(j.Message, 80))
+}
+
+// List is the chat's jobs as text, for people and the model.
+func (s *Service) List(ctx context.Context, chat Chat) (string, error) {
+	jobs, err := s.Jobs(ctx, chat)
+	if err != nil {
+		return "", err
+	}
+	if len(jobs) == 0 {
+		return "No scheduled jobs.", nil
+	}
+	var b strings.Builder
+	if len(jobs) == 1 {
+		b.WriteString("1 scheduled job:\n")
+	} else {
+		fmt.Fprintf(&b, "%d scheduled jobs:\n", len(jobs))
+	}
+	for _, j := range jobs {
+		b.WriteString("- " + Describe(j) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// UpdateID is the inbox update id of a job's run at slot: one per job and
+// second, so no slot is ever recorded twice.
+func UpdateID(jobID int64, slot time.Time) int64 {
+	return jobID<<32 | (slot.Unix() & 0xffffffff)
+}
+
+// Session is the session of a job's turns.
+func Session(jobID int64) string { return "cron:" + strconv.FormatInt(jobID, 10) }

@@ -1,0 +1,382 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/schedule"
+)
+
+var errShutdown = errors.New("shutting down")
+
+// retryIn is how soon a job whose firing could not be recorded is tried
+// again.
+const retryIn = time.Minute
+
+// payload is what a recorded firing holds: everything its turn needs, even
+// after the job is removed.
+type payload struct {
+	JobID     int64     `json:"job_id"`
+	Channel   string    `json:"channel"`
+	ChatID    string    `json:"chat_id"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	Message   string    `json:"message"`
+	Schedule  string    `json:"schedule"`
+	Zone      string    `json:"zone"`
+	CreatedAt time.Time `json:"created_at"`
+	Slot      time.Time `json:"slot"`
+	Manual    bool      `json:"manual,omitempty"`
+}
+
+// task is a recorded firing waiting for its turn.
+type task struct {
+	item channels.InboxItem
+	p    payload
+}
+
+// Start resumes the firings a restart interrupted, deals with the runs
+// missed while the daemon was down (cfg.Missed), and schedules every job.
+// Firings run in the background until Stop.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("jobs already started")
+	}
+	s.base, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	s.mu.Unlock()
+
+	items, err := s.store.PendingFirings(ctx)
+	if err != nil {
+		return fmt.Errorf("load pending firings: %w", err)
+	}
+	for _, it := range items {
+		var p payload
+		if err := json.Unmarshal(it.Payload, &p); err != nil {
+			s.log.Error("unreadable job firing; closing it", "inbox_id", it.ID, "err", err)
+			_ = s.store.FinishTurn(ctx, agent.Turn{Inbox: []int64{it.ID}}, "")
+			continue
+		}
+		s.enqueue(task{item: it, p: p})
+	}
+	if len(items) > 0 {
+		s.log.Info("resuming job firings", "count", len(items))
+	}
+
+	version, err := s.store.JobsVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read jobs version: %w", err)
+	}
+	slots, err := s.store.JobSlots(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.started, s.version = true, version
+	s.mu.Unlock()
+	cfg := s.config()
+	now := s.clock.Now()
+	missed := 0
+	for _, sl := range slots {
+		if sl.NextRun.After(now) {
+			s.timers.Set(sl.ID, sl.NextRun)
+			continue
+		}
+		missed++
+		if cfg.Missed == MissedSkip {
+			s.skip(ctx, sl, now)
+			continue
+		}
+		s.timers.Set(sl.ID, sl.NextRun) // due: fires at once, one firing for all its missed slots
+	}
+	s.log.Info("jobs scheduled", "jobs", len(slots), "missed", missed, "missed_policy", cfg.Missed)
+	return nil
+}
+
+// skip moves a missed job to its first slot after now without firing it.
+func (s *Service) skip(ctx context.Context, sl Slot, now time.Time) {
+	j, err := s.store.Job(ctx, sl.ID)
+	if err != nil {
+		s.log.Error("read job", "job_id", sl.ID, "err", err)
+		return
+	}
+	spec, err := decode(j)
+	if err != nil {
+		s.log.Error("unreadable job schedule", "job_id", j.ID, "err", err)
+		return
+	}
+	next := spec.Next(now)
+	if err := s.store.SkipJob(ctx, j.ID, sl.NextRun, next); err != nil {
+		s.log.Error("skip missed run", "job_id", j.ID, "err", err)
+		return
+	}
+	s.log.Info("missed run skipped", "job_id", j.ID, "slot", sl.NextRun, "next_run", next)
+	if !next.IsZero() {
+		s.timers.Set(j.ID, next)
+	}
+}
+
+// Resync brings the schedule in line with the store when jobs were added
+// or removed by another process (the command line). It is cheap when
+// nothing changed.
+func (s *Service) Resync(ctx context.Context) error {
+	v, err := s.store.JobsVersion(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	same := v == s.version || !s.started || s.stopping
+	s.mu.Unlock()
+	if same {
+		return nil
+	}
+	slots, err := s.store.JobSlots(ctx)
+	if err != nil {
+		return err
+	}
+	keep := make(map[int64]bool, len(slots))
+	for _, sl := range slots {
+		keep[sl.ID] = true
+		s.timers.Set(sl.ID, sl.NextRun)
+	}
+	for _, id := range s.timers.IDs() {
+		if !keep[id] {
+			s.timers.Remove(id)
+		}
+	}
+	s.mu.Lock()
+	s.version = v
+	s.mu.Unlock()
+	s.log.Info("jobs reloaded", "jobs", len(slots))
+	return nil
+}
+
+// due is the timer's call for job id: when the job's stored next run has
+// come, the firing is recorded and queued, and the job set for its next
+// slot.
+func (s *Service) due(id int64, _ time.Time) {
+	ctx, cancel := context.WithTimeout(s.base, time.Minute)
+	defer cancel()
+	j, err := s.store.Job(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return // removed
+	case err != nil:
+		s.log.Error("read job; trying again", "job_id", id, "err", err, "retry_in", retryIn)
+		s.timers.Set(id, s.clock.Now().Add(retryIn))
+		return
+	case j.NextRun.IsZero():
+		return
+	}
+	now := s.clock.Now()
+	if j.NextRun.After(now) {
+		s.timers.Set(id, j.NextRun) // moved since it was scheduled
+		return
+	}
+	spec, err := decode(j)
+	if err != nil {
+		s.log.Error("unreadable job schedule", "job_id", id, "err", err)
+		return
+	}
+	next := spec.Next(now)
+	tk, err := s.fire(ctx, j, j.NextRun, next, false)
+	switch {
+	case errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound):
+		s.log.Info("job changed before it fired", "job_id", id)
+		if j, err := s.store.Job(ctx, id); err == nil && !j.NextRun.IsZero() {
+			s.timers.Set(id, j.NextRun)
+		}
+		return
+	case err != nil:
+		s.log.Error("record job firing; trying again", "job_id", id, "err", err, "retry_in", retryIn)
+		s.timers.Set(id, now.Add(retryIn))
+		return
+	}
+	if !next.IsZero() {
+		s.timers.Set(id, next)
+	}
+	s.log.Info("job fired", "job_id", id, "chat_id", j.ChatID, "slot", j.NextRun, "next_run", next)
+	s.enqueue(tk)
+}
+
+func decode(j Job) (schedule.Spec, error) {
+	return schedule.Decode(schedule.Kind(j.Kind), j.Spec, j.Zone, j.CreatedAt)
+}
+
+// fire records one run of j at slot.
+func (s *Service) fire(ctx context.Context, j Job, slot, next time.Time, manual bool) (task, error) {
+	desc := ""
+	if spec, err := decode(j); err == nil {
+		desc = spec.Describe()
+	}
+	p := payload{JobID: j.ID, Channel: j.Channel, ChatID: j.ChatID, CreatedBy: j.CreatedBy, Message: j.Message,
+		Schedule: desc, Zone: j.Zone, CreatedAt: j.CreatedAt, Slot: slot, Manual: manual}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return task{}, err
+	}
+	id, inserted, err := s.store.FireJob(ctx, Firing{JobID: j.ID, Slot: slot, Next: next, Manual: manual,
+		UpdateID: UpdateID(j.ID, slot), ChatID: j.ChatID, Payload: data})
+	if err != nil {
+		return task{}, err
+	}
+	if !inserted {
+		return task{}, fmt.Errorf("job %d at %s was fired before: %w", j.ID, slot, ErrStale)
+	}
+	return task{item: channels.InboxItem{ID: id, Channel: "cron", ChatID: j.ChatID, Payload: data,
+		State: channels.InboxPending, ReceivedAt: s.clock.Now()}, p: p}, nil
+}
+
+// RunNow fires a job at once, outside its schedule, runs its turn and
+// returns what it queued for the chat. For the command line.
+func (s *Service) RunNow(ctx context.Context, id int64) (string, error) {
+	j, err := s.store.Job(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return "", fmt.Errorf("there is no job %d", id)
+	}
+	if err != nil {
+		return "", err
+	}
+	tk, err := s.fire(ctx, j, s.clock.Now(), time.Time{}, true)
+	if err != nil {
+		return "", err
+	}
+	return s.run(ctx, tk), nil
+}
+
+// enqueue hands a recorded firing to a worker, starting one if fewer than
+// cfg.Workers run.
+func (s *Service) enqueue(tk task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, tk)
+	if s.active < s.cfg.Workers && !s.stopping {
+		s.active++
+		s.wg.Add(1)
+		go s.work()
+	}
+}
+
+func (s *Service) work() {
+	defer s.wg.Done()
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 || s.stopping {
+			s.active--
+			s.mu.Unlock()
+			return
+		}
+		tk := s.queue[0]
+		s.queue = s.queue[1:]
+		ctx := s.base
+		s.mu.Unlock()
+		s.run(ctx, tk)
+	}
+}
+
+// Notes delivered with a job's own text when its turn could not answer.
+const (
+	noteUnreachable = "(The assistant could not be reached when this was due, so here is the message as it was set.)"
+	noteBudget      = "(Today's token budget for this chat is used up, so here is the message as it was set.)"
+)
+
+// run is a firing's turn. Whatever happens, the chat gets something: the
+// answer, or the job's own text with a note. Only a shutdown leaves the
+// firing for the next start.
+func (s *Service) run(ctx context.Context, tk task) string {
+	p := tk.p
+	t := agent.Turn{
+		ID:       rand.Text()[:12],
+		Session:  Session(p.JobID),
+		Channel:  p.Channel,
+		ChatID:   p.ChatID,
+		SenderID: p.CreatedBy,
+		Inbox:    []int64{tk.item.ID},
+		Mirror:   p.Channel + ":" + p.ChatID,
+		Fallback: p.Message,
+	}
+	log := s.log.With("turn_id", t.ID, "job_id", p.JobID, "chat_id", p.ChatID)
+	resume := tk.item.State == channels.InboxStarted
+	msg := agent.Message{Role: agent.RoleUser, Content: prompt(p), CreatedAt: p.Slot}
+	res, err := s.turns.Answer(agent.WithTurn(ctx, t), t, msg, resume)
+	var text string
+	switch {
+	case err != nil && (ctx.Err() != nil || errors.Is(context.Cause(ctx), errShutdown)):
+		log.Info("job turn interrupted; it resumes on the next start")
+		return ""
+	case err != nil:
+		log.Error("job turn failed; delivering its message as it was set", "err", err)
+		text = p.Message + "\n\n" + noteUnreachable
+	case res.Stop == "":
+		log.Warn("job turn did not run; delivering its message as it was set", "reason", res.Text)
+		text = p.Message + "\n\n" + noteBudget
+	default:
+		// The turn's last record closed the firing and queued the answer
+		// (or, for an empty one, the job's text); this only closes it
+		// if that record could not be written.
+		text = res.Text
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := s.store.FinishTurn(fctx, t, text); err != nil {
+		log.Error("close job firing; it is delivered on the next start", "err", err)
+		return ""
+	}
+	s.delivered()
+	if text == "" {
+		text = p.Message
+	}
+	return text
+}
+
+// prompt is the user message of a firing's turn: the job's message with a
+// line saying what it is.
+func prompt(p payload) string {
+	zone, err := time.LoadLocation(p.Zone)
+	if err != nil {
+		zone = time.UTC
+	}
+	kind := "Scheduled job"
+	due := "This run was due " + p.Slot.In(zone).Format(schedule.ShowFormat)
+	if p.Manual {
+		due = "It was started by hand at " + p.Slot.In(zone).Format(schedule.ShowFormat)
+	}
+	return fmt.Sprintf("[%s %d (%s, zone %s), set up %s by the user of this chat. %s. Your answer is sent to the chat as a message from you: if it is a reminder, remind them; if it is a task, do it and report.]\n\n%s",
+		kind, p.JobID, p.Schedule, p.Zone, p.CreatedAt.In(zone).Format(schedule.ShowFormat), due, p.Message)
+}
+
+// Stop ends the schedule: nothing fires any more, running firings get
+// ShutdownTimeout to finish and are then interrupted (they resume on the
+// next start), and queued ones wait in the store.
+func (s *Service) Stop() {
+	s.timers.Close()
+	s.mu.Lock()
+	s.stopping = true
+	timeout, cancel := s.cfg.ShutdownTimeout, s.cancel
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Warn("job turns still running at shutdown are interrupted; they resume on the next start")
+		if cancel != nil {
+			cancel(errShutdown)
+		}
+		<-done
+	}
+	if cancel != nil {
+		cancel(nil)
+	}
+}
