@@ -22,6 +22,7 @@ type callInfo struct {
 	sensitive bool   // reads secrets or data outside the workspace
 	shell     bool   // an interpreter reading a program from stdin
 	lister    string // lists file names under this workspace directory
+	endless   bool   // writes an endless stream (yes, cat /dev/zero)
 }
 
 // call is the simple command being judged.
@@ -117,6 +118,7 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 		c.checkTainted()
 		c.dispatch()
 		c.passThrough()
+		c.endlessStream()
 		if c.name == "echo" || c.name == "printf" || c.name == "print" {
 			c.secretVars(ce)
 		}
@@ -320,6 +322,9 @@ func (c *call) redirectsOf(rs []*syntax.Redirect) {
 		p, ok := c.j.resolve(a, c.sc)
 		if ok && isNetDevice(p) {
 			c.ci.netClient = true
+			if f := strings.Split(p, "/"); len(f) >= 5 {
+				c.judgeDest(f[3], f[4], p)
+			}
 			if r.Op == syntax.RdrIn {
 				c.stdinFile = p
 				continue

@@ -19,7 +19,10 @@ func commandHandlers() map[string]func(*call) {
 	}
 	reg((*call).shell, "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "busybox-sh")
 	reg((*call).interp, "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php",
-		"lua", "luajit", "pwsh", "powershell", "Rscript", "deno", "bun", "irb", "jshell", "tclsh", "osascript", "julia")
+		"lua", "luajit", "lua5.1", "lua5.2", "lua5.3", "lua5.4", "pwsh", "powershell", "Rscript", "R", "deno", "bun",
+		"irb", "jshell", "tclsh", "wish", "expect", "osascript", "julia", "elixir", "erl", "racket", "guile", "sbcl",
+		"clisp", "groovy", "scala", "bb", "clojure", "clj", "crystal", "swift", "qjs", "jjs", "rhino", "tsx", "ts-node",
+		"ghc", "ocaml", "nim", "dart")
 	reg((*call).eval, "eval")
 	reg((*call).source, "source", ".")
 	reg((*call).trap, "trap")
@@ -45,6 +48,7 @@ func commandHandlers() map[string]func(*call) {
 	registerSystemHandlers(reg)
 	registerNetHandlers(reg)
 	registerPackageHandlers(reg)
+	registerRemoteHandlers(reg)
 	return h
 }
 
@@ -136,13 +140,22 @@ func interpLang(n string) string {
 		return "node"
 	case n == "php" || strings.HasPrefix(n, "php") && isNumber(strings.ReplaceAll(n[3:], ".", "")):
 		return "php"
-	case n == "lua" || n == "luajit":
+	case n == "lua" || n == "luajit" || strings.HasPrefix(n, "lua5."):
 		return "lua"
 	case n == "pwsh" || n == "powershell":
 		return "pwsh"
-	case n == "Rscript":
+	case n == "Rscript" || n == "R":
 		return "r"
-	case n == "tclsh" || n == "osascript" || n == "julia" || n == "jshell":
+	case n == "tclsh" || n == "wish" || n == "expect":
+		return "tclsh"
+	case n == "tsx" || n == "ts-node" || n == "qjs" || n == "jjs" || n == "rhino":
+		return "node"
+	case n == "clojure" || n == "clj" || n == "bb":
+		return "clojure"
+	case n == "sbcl" || n == "clisp" || n == "racket" || n == "guile":
+		return "lisp"
+	case n == "osascript" || n == "julia" || n == "jshell" || n == "elixir" || n == "erl" || n == "groovy" ||
+		n == "scala" || n == "crystal" || n == "swift" || n == "ghc" || n == "ocaml" || n == "nim" || n == "dart":
 		return n
 	}
 	return ""

@@ -764,11 +764,13 @@ func (c *call) cloud(args []string, joined string) {
 		strings.Contains(joined, " config show ") && c.name == "rclone":
 		c.deny("secrets", c.name+" prints cloud credentials")
 		return
-	case strings.Contains(joined, " rm ") || strings.Contains(joined, " rb ") || strings.Contains(joined, " purge ") ||
-		strings.Contains(joined, " delete") || strings.Contains(joined, "terminate-instances") || strings.Contains(joined, " deletefile ") ||
-		strings.Contains(joined, " rmdirs ") || strings.Contains(joined, " destroy"):
-		c.deny("destroy_data", c.name+" deletes cloud resources")
-		return
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && isDestructiveWord(a) || a == "--delete" || a == "--delete-removed" || a == "--delete-after" ||
+			c.name == "rclone" && (a == "sync" || a == "dedupe" || a == "cleanup") {
+			c.remote(c.name + " " + a + " deletes cloud resources or data")
+			break
+		}
 	}
 	var ops []string
 	for _, a := range args {

@@ -20,6 +20,7 @@ type judge struct {
 	owners        int
 	depth         int
 	calls         int
+	piping        int // pipelines being judged around the current command
 }
 
 func newJudge(p *Policy) *judge { return &judge{p: p} }
@@ -125,7 +126,11 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 		j.redirects(ci, s.Redirs, sc)
 		return []*callInfo{ci}
 	case *syntax.CallExpr:
-		return j.call(c, s, sc, in)
+		infos := j.call(c, s, sc, in)
+		if j.piping == 0 {
+			j.endlessEnd(infos)
+		}
+		return infos
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			return j.pipeline(s, sc, in)
@@ -153,8 +158,9 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 	case *syntax.WhileClause:
 		out = append(out, j.list(c.Cond, sc)...)
 		out = append(out, j.list(c.Do, sc)...)
-		if !c.Until && infiniteCond(c.Cond) {
+		if infiniteCond(c.Cond, c.Until) {
 			j.loopBomb(owner, c.Do)
+			j.spinLoop(owner, c.Do)
 		}
 	case *syntax.ForClause:
 		if wi, ok := c.Loop.(*syntax.WordIter); ok {
@@ -165,6 +171,7 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 			j.substs(cs, sc)
 			if cs.Cond == nil {
 				j.loopBomb(owner, c.Do)
+				j.spinLoop(owner, c.Do)
 			}
 		}
 		out = append(out, j.list(c.Do, sc)...)
@@ -215,11 +222,16 @@ func (j *judge) pipeline(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo 
 	var all []*callInfo
 	var stageInfos [][]*callInfo
 	feed := in
+	j.piping++
 	for _, st := range stages {
 		infos := j.stmt(st, sc, feed)
 		stageInfos = append(stageInfos, infos)
 		all = append(all, infos...)
 		feed = infos
+	}
+	j.piping--
+	if j.piping == 0 {
+		j.endlessEnd(feed)
 	}
 	j.pipelineRules(stageInfos)
 	return all
@@ -253,8 +265,9 @@ func (j *judge) newOwner() int {
 	return j.owners
 }
 
-// infiniteCond reports whether a while condition is always true.
-func infiniteCond(cond []*syntax.Stmt) bool {
+// infiniteCond reports whether a while condition is always true (an until
+// condition always false).
+func infiniteCond(cond []*syntax.Stmt, until bool) bool {
 	if len(cond) != 1 {
 		return false
 	}
@@ -264,7 +277,9 @@ func infiniteCond(cond []*syntax.Stmt) bool {
 	}
 	switch ce.Args[0].Lit() {
 	case "true", ":":
-		return true
+		return !until
+	case "false":
+		return until
 	}
 	return false
 }
