@@ -23,6 +23,9 @@ type callInfo struct {
 	shell     bool   // an interpreter reading a program from stdin
 	lister    string // lists file names under this workspace directory
 	endless   bool   // writes an endless stream (yes, cat /dev/zero)
+	// secretList lists files found by a search for credentials.
+	secretList bool
+	selfPID    bool // prints the process ids of nanobot (pgrep nanobot)
 }
 
 // call is the simple command being judged.
@@ -119,6 +122,7 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 		c.dispatch()
 		c.passThrough()
 		c.endlessStream()
+		c.printsFound()
 		if c.name == "echo" || c.name == "printf" || c.name == "print" {
 			c.secretVars(ce)
 		}
@@ -126,7 +130,7 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 	if !c.noPathScan {
 		c.scanArgs()
 	}
-	c.selfCheck(s)
+	c.selfCheck()
 	if c.readsProgram {
 		c.stdinProgram()
 	}
@@ -281,6 +285,8 @@ func (j *judge) assignCheck(c *call, as *syntax.Assign, standalone bool) {
 	case "PROMPT_COMMAND", "BASH_ENV", "ENV":
 		j.nested(c.owner, v, c.sc, as.Name.Value)
 	}
+	c.registryAssign(as.Name.Value, v.val)
+	c.envCommand(as.Name.Value, v)
 }
 
 // redirects judges the redirections of a statement that is not a simple
@@ -311,6 +317,9 @@ func (c *call) redirectsOf(rs []*syntax.Redirect) {
 		}
 		a := c.j.word(r.Word, c.sc)
 		if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
+			if !a.known() && (isShellName(c.name) || isInterpreter(c.name) || c.name == "exec") {
+				c.j.fdShells++
+			}
 			if isFD(a.val) || !a.known() {
 				continue
 			}
@@ -345,7 +354,9 @@ func (c *call) redirectsOf(rs []*syntax.Redirect) {
 				c.ci.sensitive = true
 			}
 		case syntax.AppOut, syntax.AppAll, syntax.AppClob, syntax.AppAllClob:
-			c.checkArg(a, accCreate)
+			if !(ok && c.keyscanAppend(p)) {
+				c.checkArg(a, accCreate)
+			}
 			if ok {
 				c.stdout = p
 			}
@@ -422,26 +433,81 @@ func metaOnly(name string) bool {
 	return false
 }
 
-// selfCheck refuses commands that stop or alter nanobot by name.
-func (c *call) selfCheck(s *syntax.Stmt) {
+// selfCheck refuses stopping or changing the running bot: its processes,
+// its service unit and its container, named by the bot's own names. Files
+// are judged by their paths elsewhere; a name inside a path (as in
+// ~/.nanobot/workspace) says nothing about what a command does.
+func (c *call) selfCheck() {
+	self := func(v string) bool {
+		for _, n := range c.j.p.selfNames {
+			if containsWord(v, n) {
+				return true
+			}
+		}
+		return false
+	}
+	ops := func() []string {
+		var out []string
+		for _, a := range c.argv[1:] {
+			if !strings.HasPrefix(a.val, "-") {
+				out = append(out, a.val)
+			}
+		}
+		return out
+	}
+	anySelf := func(ws []string) bool {
+		for _, w := range ws {
+			if self(w) {
+				return true
+			}
+		}
+		return false
+	}
+	stop := func(what string) { c.deny("self_tamper", what+" nanobot itself") }
 	switch c.name {
-	case "kill", "pkill", "killall", "systemctl", "service", "docker", "podman", "rm", "mv", "cp",
-		"truncate", "tee", "dd", "ln", "chmod", "chown", "shred", "install", "sed", "pgrep", "skill", "launchctl", "sv", "supervisorctl", "pm2":
-	default:
-		return
-	}
-	if c.name == "pgrep" {
-		return
-	}
-	var sb strings.Builder
-	syntax.NewPrinter(syntax.Minify(true)).Print(&sb, s)
-	text := sb.String()
-	for _, n := range c.j.p.selfNames {
-		if containsWord(text, n) {
-			c.deny("self_tamper", "acts on nanobot itself ("+n+")")
-			return
+	case "pkill", "killall", "skill", "slay", "killall5":
+		if anySelf(argTexts(c.argv[1:])) {
+			stop("stops")
+		}
+	case "kill":
+		for _, a := range c.argv[1:] {
+			if a.self {
+				stop("kills")
+				return
+			}
+		}
+		for _, p := range c.in {
+			if p.selfPID {
+				stop("kills")
+				return
+			}
+		}
+	case "pgrep", "pidof":
+		c.ci.selfPID = anySelf(ops())
+	case "systemctl", "service", "rc-service", "sv", "supervisorctl", "pm2", "launchctl", "initctl", "s6-svc", "runit":
+		words := ops()
+		if len(words) > 0 && anySelf(words) && !readOnlyVerb(words) {
+			stop("stops or changes the service unit of")
+		}
+	case "docker", "podman", "nerdctl", "docker-compose", "podman-compose":
+		words := ops()
+		if len(words) > 1 && anySelf(words[1:]) && !readOnlyVerb(words) {
+			stop("stops or changes the container of")
 		}
 	}
+}
+
+// readOnlyVerb reports whether the words of a service or container command
+// only look.
+func readOnlyVerb(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "status", "show", "cat", "is-active", "is-enabled", "is-failed", "list-units", "list-dependencies",
+			"logs", "inspect", "ps", "top", "stats", "port", "list", "ls", "info", "print", "describe", "help", "jlist", "monit", "events", "diff", "history":
+			return true
+		}
+	}
+	return false
 }
 
 func containsWord(text, w string) bool {

@@ -17,6 +17,7 @@ func registerNetHandlers(reg func(func(*call), ...string)) {
 	reg((*call).mail, "mail", "mailx", "sendmail", "mutt", "msmtp", "ssmtp", "swaks", "neomutt", "s-nail")
 	reg((*call).lookup, "dig", "nslookup", "host", "ping", "ping6", "traceroute", "drill", "whois")
 	reg((*call).ftp, "ftp", "tftp", "lftp", "smbclient", "ncftp", "ncftpput")
+	reg((*call).ztcp, "ztcp", "zsocket")
 }
 
 // urlArg reports whether a looks like a URL or host.
@@ -290,7 +291,9 @@ func (c *call) fetcher() {
 		}
 		if !strings.HasPrefix(a.val, "-") {
 			c.judgeTarget(a.val, c.name)
-			targets = append(targets, a.val)
+			if strings.ContainsAny(a.val, ":./") {
+				targets = append(targets, a.val)
+			}
 			deleting = deleting || a.val == "DELETE"
 		}
 		if (a.val == "-o" || a.val == "-O" || a.val == "--output" || a.val == "-d" || a.val == "--download") && k+2 < len(c.argv) {
@@ -391,6 +394,30 @@ func (c *call) socat() {
 				c.dataFile(arg{val: f}, "socat")
 			}
 		}
+	}
+}
+
+// ztcp judges zsh's socket builtins (zmodload zsh/net/tcp): a connection
+// whose descriptor lands in $REPLY.
+func (c *call) ztcp() {
+	c.noPathScan = true
+	_, ops := c.split(optSpec{short: "d"})
+	if c.name == "ztcp" && c.hasAnyOpt("-l", "-a") {
+		c.ask("network_listener", "ztcp listens for network connections")
+		return
+	}
+	if len(ops) > 0 && !c.hasAnyOpt("-c") {
+		port := ""
+		if len(ops) > 1 {
+			port = ops[1].val
+		}
+		if c.name == "ztcp" {
+			c.judgeDest(ops[0].val, port, "ztcp")
+		} else {
+			c.judgeTarget(ops[0].val, "zsocket")
+		}
+		c.j.sockets++
+		c.netSend()
 	}
 }
 

@@ -10,7 +10,7 @@ func registerPackageHandlers(reg func(func(*call), ...string)) {
 	reg((*call).sysPkg, "yum", "dnf", "microdnf", "zypper", "apk", "snap", "flatpak", "brew", "port", "emerge",
 		"xbps-install", "pkg", "nix-env", "opkg", "eopkg", "swupd", "pacman", "yay", "paru", "pamac")
 	reg((*call).pip, "pip", "pip3", "pip2", "pipx", "uv", "conda", "mamba", "micromamba", "easy_install")
-	reg((*call).npm, "npm", "pnpm", "yarn", "bun-pm", "cnpm")
+	reg((*call).npm, "npm", "pnpm", "yarn", "bun-pm", "cnpm", "npx", "pnpx", "bunx")
 	reg((*call).langPkg, "gem", "cargo", "rustup", "go", "composer", "luarocks", "cpan", "cpanm", "opam", "stack", "cabal",
 		"dotnet", "asdf", "sdk", "nvm", "pyenv", "rbenv", "volta", "mise", "twine", "poetry", "flit", "hatch", "bundle",
 		"deno-install", "corepack", "nix", "guix", "gradle", "mvn")
@@ -149,8 +149,15 @@ func (c *call) pip() {
 	opts, ops := c.split(optSpec{short: "rcetipn", long: []string{"requirement", "constraint", "editable", "target", "prefix",
 		"root", "index-url", "extra-index-url", "find-links", "python", "src", "upgrade-strategy", "platform", "python-version",
 		"implementation", "abi", "cache-dir", "log", "proxy", "retries", "timeout", "exists-action", "trusted-host", "cert",
-		"client-cert", "progress-bar", "config-settings", "global-option", "name", "prefix", "channel", "file"}})
+		"client-cert", "progress-bar", "config-settings", "global-option", "name", "prefix", "channel", "file", "index", "default-index"}})
 	if len(ops) == 0 {
+		return
+	}
+	if len(ops) > 1 && c.name == "uv" && ops[0].val == "pip" {
+		if c.packageSources(ops[1:]) {
+			return
+		}
+	} else if c.packageSources(ops) {
 		return
 	}
 	v := ops[0].val
@@ -213,7 +220,7 @@ func (c *call) npm() {
 			global = true
 		}
 	}
-	if len(ops) == 0 {
+	if c.packageSources(ops) || len(ops) == 0 {
 		return
 	}
 	v := ops[0].val
@@ -247,8 +254,8 @@ func (c *call) npm() {
 
 func (c *call) langPkg() {
 	c.noPathScan = true
-	opts, ops := c.split(optSpec{short: "iC", long: []string{"install-dir", "root", "path", "tree", "bindir", "target", "version", "features", "git", "branch", "tag", "rev", "registry", "index", "manifest-path", "profile", "mode"}})
-	if len(ops) == 0 {
+	opts, ops := c.split(optSpec{short: "iC", long: []string{"install-dir", "root", "path", "tree", "bindir", "target", "version", "features", "git", "branch", "tag", "rev", "registry", "index", "manifest-path", "profile", "mode", "source"}})
+	if c.packageSources(ops) || len(ops) == 0 {
 		return
 	}
 	v := ops[0].val

@@ -40,7 +40,10 @@ func commandHandlers() map[string]func(*call) {
 	reg((*call).su, "su", "runuser", "sg")
 	reg((*call).watch, "watch")
 	reg((*call).script, "script")
-	reg((*call).lister, "ls", "fd", "fdfind", "tree", "exa", "eza")
+	reg((*call).lister, "ls", "tree", "exa", "eza")
+	reg((*call).fd, "fd", "fdfind")
+	reg((*call).locate, "locate", "plocate", "mlocate", "slocate")
+	reg((*call).parallel, "parallel")
 	reg((*call).history, "history")
 	reg((*call).printenv, "printenv")
 	reg((*call).psCmd, "ps")
@@ -49,6 +52,7 @@ func commandHandlers() map[string]func(*call) {
 	registerNetHandlers(reg)
 	registerPackageHandlers(reg)
 	registerRemoteHandlers(reg)
+	registerRunnerHandlers(reg)
 	return h
 }
 
@@ -202,6 +206,9 @@ func (c *call) shell() {
 	c.noPathScan = true
 	i, opts := parseOpts(c.argv, 1, optSpec{short: "oO", long: []string{"rcfile", "init-file"}})
 	ops := c.argv[i:]
+	if has(opts, "p", "privileged") && c.name != "fish" && c.name != "csh" && c.name != "tcsh" {
+		c.deny("privilege", c.name+" -p keeps the privileges of a set-user-ID program")
+	}
 	if has(opts, "c", "command") {
 		if len(ops) > 0 {
 			c.j.nested(c.owner, ops[0], c.sc, c.name+" -c")
@@ -474,7 +481,12 @@ func (c *call) find() {
 	}
 	expr := args[i:]
 	filtered := false
-	for _, e := range expr {
+	hunt := false
+	for k, e := range expr {
+		if (e.val == "-name" || e.val == "-iname" || e.val == "-path" || e.val == "-ipath" || e.val == "-regex" ||
+			e.val == "-iregex" || e.val == "-wholename") && k+1 < len(expr) && secretName(expr[k+1].val) {
+			hunt = true
+		}
 		switch e.val {
 		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename", "-newer",
 			"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user", "-group",
@@ -484,6 +496,14 @@ func (c *call) find() {
 		if strings.HasPrefix(e.val, "-newer") {
 			filtered = true
 		}
+	}
+	outside := false
+	for _, r := range roots {
+		outside = outside || c.outsideWorkspace(r)
+	}
+	hunt = hunt && outside
+	if hunt {
+		c.ci.secretList = true
 	}
 	var items []arg
 	for _, r := range roots {
@@ -509,6 +529,9 @@ func (c *call) find() {
 				end++
 			}
 			inner := expr[k+1 : min(end, len(expr))]
+			if hunt {
+				c.secretHunt(inner)
+			}
 			for _, it := range items {
 				argv := make([]arg, 0, len(inner))
 				for _, a := range inner {
@@ -555,7 +578,11 @@ func (c *call) grep() {
 	}
 	opts, ops := c.split(optSpec{short: short, long: []string{"regexp", "file", "max-count", "after-context",
 		"before-context", "context", "devices", "directories", "glob", "type", "type-not", "replace", "include", "exclude", "exclude-dir"}})
-	if !has(opts, "e", "f", "regexp", "file") && len(ops) > 0 && !has(opts, "files") {
+	pattern := ""
+	if e, ok := hasOpt(opts, "e", "regexp"); ok {
+		pattern = e.val
+	} else if !has(opts, "f", "file") && len(ops) > 0 && !has(opts, "files") {
+		pattern = ops[0].val
 		ops = ops[1:]
 	}
 	if f, ok := hasOpt(opts, "f", "file"); ok {
@@ -575,6 +602,20 @@ func (c *call) grep() {
 	if has(opts, "l", "files-with-matches", "files", "L") && c.sc.cwd != "" && c.j.inWorkspace(c.sc.cwd) {
 		c.ci.lister = c.sc.cwd
 	}
+	if secretText(pattern) && len(c.in) == 0 && c.stdinFile == "" {
+		outside := false
+		for _, o := range ops {
+			p, ok := c.j.resolve(o, c.sc)
+			outside = outside || !ok || (tree || o.glob) && !c.j.inWorkspace(p) && !isTemp(p)
+		}
+		switch {
+		case !outside:
+		case has(opts, "l", "files-with-matches", "L", "files-without-match", "c", "count", "q", "quiet"):
+			c.ci.secretList = true
+		default:
+			c.deny("secrets", c.name+" searches files outside the workspace for credentials and prints them")
+		}
+	}
 }
 
 func (c *call) sed() {
@@ -589,6 +630,9 @@ func (c *call) sed() {
 	}
 	if reSedExec.MatchString(script) {
 		c.deny("obfuscation", "sed script executes commands")
+		if m := reSedCmd.FindStringSubmatch(script); m != nil {
+			c.j.nested(c.owner, arg{val: m[1]}, c.sc, "sed e")
+		}
 	}
 	acc := accRead
 	if has(opts, "i", "in-place") {
@@ -601,7 +645,8 @@ func (c *call) sed() {
 
 var (
 	rePrintfVerb = regexp.MustCompile(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`)
-	reSedExec    = regexp.MustCompile(`(^|[;\n}])\s*e\b|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
+	reSedExec    = regexp.MustCompile(`(^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e(\s|$|;)|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
+	reSedCmd     = regexp.MustCompile(`(?:^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e\s+([^;\n]+)`)
 	reAwkSystem  = regexp.MustCompile(`system\s*\(`)
 	reAwkGetline = regexp.MustCompile(`("[^"]*")\s*\|\s*getline`)
 	reAwkPipe    = regexp.MustCompile(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`)
@@ -631,6 +676,7 @@ func (c *call) awk() {
 
 // awkProgram judges the commands an awk program runs.
 func (c *call) awkProgram(code string) {
+	c.codeExhaustion("awk", code)
 	for _, m := range reAwkSystem.FindAllStringIndex(code, -1) {
 		inner := balanced(code[m[1]:])
 		c.j.nested(c.owner, arg{val: awkConcat(inner)}, c.sc, "awk system()")

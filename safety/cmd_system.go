@@ -31,6 +31,7 @@ func registerSystemHandlers(reg func(func(*call), ...string)) {
 	reg((*call).docker, "docker", "podman", "nerdctl", "docker-compose", "podman-compose")
 	reg((*call).kubectl, "kubectl", "oc", "k3s", "microk8s")
 	reg((*call).helm, "helm", "minikube", "kind", "k3d")
+	reg((*call).lxc, "lxc", "incus")
 	reg((*call).git, "git")
 	reg((*call).gh, "gh", "glab")
 	reg((*call).secretTool, "gpg", "gpg2", "security", "secret-tool", "pass", "keyctl", "vault", "op", "bw",
@@ -493,10 +494,35 @@ func (c *call) kubectl() {
 	c.ask("containers", "kubectl "+verb+" changes the cluster")
 }
 
+// lxc judges LXD and Incus: privileged containers and host disks handed
+// to a container are root on the host; other changes are asked about.
+func (c *call) lxc() {
+	c.noPathScan = true
+	joined := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
+	switch {
+	case strings.Contains(joined, "security.privileged=true") || strings.Contains(joined, "security.privileged true") ||
+		strings.Contains(joined, " source=/ ") || strings.Contains(joined, "raw.lxc") || strings.Contains(joined, "security.nesting=true"):
+		c.deny("privilege", c.name+" gives a container the host")
+	case len(c.argv) < 2:
+	default:
+		switch c.argv[1].val {
+		case "list", "ls", "info", "version", "remote", "image", "profile", "config", "storage", "network", "query", "monitor", "help":
+			if c.argv[1].val != "config" || strings.Contains(joined, " show ") || strings.Contains(joined, " get ") {
+				return
+			}
+		}
+		c.ask("containers", c.name+" "+c.argv[1].val+" changes containers")
+	}
+}
+
 func (c *call) helm() {
 	c.noPathScan = true
 	_, ops := c.split(optSpec{short: "nfo", long: []string{"namespace", "values", "set", "output", "kube-context", "version"}})
 	if len(ops) == 0 {
+		return
+	}
+	if ops[0].val == "repo" && len(ops) > 1 && ops[1].val == "add" {
+		c.ask("package_install", c.name+" repo add adds a chart repository")
 		return
 	}
 	switch ops[0].val {

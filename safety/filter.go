@@ -254,6 +254,9 @@ func severity(a Action) int {
 }
 
 func (j *judge) verdict() Verdict {
+	if j.sockets > 0 && j.fdShells > 0 {
+		j.add(-1, Deny, "reverse_shell", "wires a shell to a network connection held in a descriptor")
+	}
 	allowed := map[int]bool{}
 	for _, o := range j.allowedOwners {
 		allowed[o] = true

@@ -419,7 +419,7 @@ func (c *call) judgeCode(lang string, a arg) {
 		c.judgeCodeDests(lang, code, texts)
 	}
 	c.codeDatabases(code, texts)
-	c.codeExhaustion(lang, code, lower)
+	c.codeExhaustion(lang, code)
 }
 
 // codePath judges a string literal of a program that names a path.

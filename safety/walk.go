@@ -21,6 +21,8 @@ type judge struct {
 	depth         int
 	calls         int
 	piping        int // pipelines being judged around the current command
+	sockets       int // connections opened into a descriptor (ztcp, exec 3<>/dev/tcp)
+	fdShells      int // shells wired to a descriptor held in a variable
 }
 
 func newJudge(p *Policy) *judge { return &judge{p: p} }
@@ -41,6 +43,7 @@ type scope struct {
 type varVal struct {
 	vals    []string
 	unknown bool
+	secret  bool // holds the result of a search for credentials
 }
 
 func (j *judge) rootScope() *scope {
@@ -353,6 +356,7 @@ func (j *judge) collectVars(f *syntax.File, sc *scope) {
 			v = &varVal{}
 			sc.vars[name] = v
 		}
+		v.secret = v.secret || a.secret
 		if !known || !a.known() {
 			v.unknown = true
 			return

@@ -21,6 +21,8 @@ type arg struct {
 	subst  bool   // contains a command or process substitution
 	fetch  bool   // a substitution inside runs a downloader
 	decode bool   // a substitution inside runs a decoder
+	secret bool   // a substitution inside searches for files holding credentials
+	self   bool   // a substitution inside prints nanobot's process ids
 	proc   *syntax.ProcSubst
 }
 
@@ -113,6 +115,11 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 		}
 	case *syntax.ParamExp:
 		sb.WriteString(sc.param(p))
+		if p.Param != nil {
+			if v := sc.vars[p.Param.Value]; v != nil && v.secret {
+				a.secret = true
+			}
+		}
 	case *syntax.CmdSubst:
 		if isPwd(p.Stmts) && sc.cwd != "" {
 			sb.WriteString(sc.cwd)
@@ -165,6 +172,12 @@ func (j *judge) inspectSubst(a *arg, stmts []*syntax.Stmt) {
 				}
 				if isDecoderName(name, ce) {
 					a.decode = true
+				}
+				if searchesSecrets(ce) {
+					a.secret = true
+				}
+				if j.selfPIDs(ce) {
+					a.self = true
 				}
 				break
 			}
