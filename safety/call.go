@@ -26,6 +26,7 @@ type callInfo struct {
 	// secretList lists files found by a search for credentials.
 	secretList bool
 	selfPID    bool // prints the process ids of nanobot (pgrep nanobot)
+	outside    bool // prints data it read outside the workspace
 }
 
 // call is the simple command being judged.
@@ -161,7 +162,7 @@ func (c *call) checkTainted() {
 		return
 	}
 	if p, ok := c.j.resolve(c.argv[0], c.sc); ok {
-		if t, ok := c.sc.tainted[p]; ok {
+		if t, ok := c.sc.taintOf(p); ok {
 			c.deny(t, "runs a file produced by a download or decoder: "+p)
 		}
 	}
@@ -182,6 +183,8 @@ func (c *call) passThrough() {
 		c.ci.netClient = c.ci.netClient || p.netClient
 		c.ci.sensitive = c.ci.sensitive || p.sensitive
 		c.ci.decode = c.ci.decode || p.decode
+		c.ci.secretList = c.ci.secretList || p.secretList
+		c.ci.outside = c.ci.outside || p.outside
 		if c.name == "tee" {
 			// tee passes text through unchanged, so "echo ... | tee f | sh"
 			// can still be judged.
@@ -418,8 +421,8 @@ func (c *call) scanOne(a arg, acc access) {
 		return
 	}
 	if metaOnly(c.name) {
-		if p, ok := c.j.resolve(arg{val: v}, c.sc); ok && isRawDevice(p) {
-			return // looks at the device node, not its contents
+		if p, ok := c.j.resolve(arg{val: v}, c.sc); ok && (isRawDevice(p) || c.j.isProtected(p, false)) {
+			return // looks at the node, not at what it holds
 		}
 	}
 	c.checkArg(arg{val: v}, acc)
@@ -552,7 +555,7 @@ func (c *call) stdinProgram() {
 		if isNetDevice(c.stdinFile) {
 			c.deny("reverse_shell", "runs a program read from a network socket")
 		}
-		if t, ok := c.sc.tainted[c.stdinFile]; ok {
+		if t, ok := c.sc.taintOf(c.stdinFile); ok {
 			c.deny(t, "runs a file produced by a download or decoder: "+c.stdinFile)
 		}
 		return

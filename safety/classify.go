@@ -23,7 +23,7 @@ var homeSecrets = []string{
 	".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".config/gh", ".config/hub",
 	".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json", ".cargo/credentials",
 	".cargo/credentials.toml", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
-	".config/chromium", ".my.cnf", ".s3cfg", ".boto", ".oci", ".config/rclone", ".config/op",
+	".config/chromium", ".cache/google-chrome", ".cache/chromium", ".cache/mozilla", ".config/BraveSoftware", ".my.cnf", ".s3cfg", ".boto", ".oci", ".config/rclone", ".config/op",
 	".env", ".gem/credentials", ".config/containers/auth.json", ".config/pip/pip.conf",
 	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history",
 	".mysql_history", ".node_repl_history", ".sqlite_history", ".local/share/fish/fish_history",
@@ -74,6 +74,9 @@ var logPaths = []string{
 }
 
 var tempDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// softwareDirs hold installed programs and their data, readable by all.
+var softwareDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/snap", "/nix/store", "/proc", "/sys"}
 
 var benignDevices = []string{
 	"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd",
@@ -441,6 +444,9 @@ func (c *call) checkPath(p string, acc access) string {
 // for destructive access.
 func (c *call) checkArg(a arg, acc access) string {
 	p, ok := c.j.resolve(a, c.sc)
+	if ok && (acc == accRead || acc == accReadTree) && !c.j.inWorkspace(p) && !isTemp(p) && !anyUnder(p, benignDevices) && !anyUnder(p, softwareDirs) {
+		c.ci.outside = true
+	}
 	if !ok {
 		switch acc {
 		case accDelete, accWrite:

@@ -682,11 +682,10 @@ func (c *call) imageFile() bool {
 			return false
 		}
 	}
-	_, ops := c.split(optSpec{short: "bCdEgGiIjJlLmMNoOrtTUzenpsfRSwWRa", long: []string{"type", "label", "uuid", "pagesize", "script", "align"}})
 	files := 0
-	for _, o := range ops {
-		if isNumber(o.val) || c.name == "parted" && files > 0 {
-			continue // a size, a parted command
+	for _, o := range c.argv[1:] {
+		if strings.HasPrefix(o.val, "-") || isNumber(o.val) || c.name == "parted" && files > 0 {
+			continue // an option, a size, a parted command; labels and types pass as names in the workspace
 		}
 		p, ok := c.j.resolve(o, c.sc)
 		if ok {

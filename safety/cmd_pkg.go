@@ -144,6 +144,31 @@ func (c *call) inVenv(opts []opt) bool {
 	return false
 }
 
+// projectInstall reports whether pip installs only what the workspace's
+// project declares: requirement files, editable and local paths in it.
+func (c *call) projectInstall(opts []opt, targets []arg) bool {
+	n := 0
+	for _, o := range opts {
+		switch o.name {
+		case "r", "requirement", "c", "constraint", "e", "editable":
+			if p, ok := c.j.resolve(o.val, c.sc); !ok || !c.j.inWorkspace(p) {
+				return false
+			}
+			n++
+		}
+	}
+	for _, t := range targets {
+		if !(strings.HasPrefix(t.val, ".") || strings.HasPrefix(t.val, "/") || strings.Contains(t.val, "/")) {
+			return false // a package of the index
+		}
+		if p, ok := c.j.resolve(t, c.sc); !ok || !c.j.inWorkspace(p) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
 func (c *call) pip() {
 	c.noPathScan = true
 	opts, ops := c.split(optSpec{short: "rcetipn", long: []string{"requirement", "constraint", "editable", "target", "prefix",
@@ -198,7 +223,7 @@ func (c *call) pip() {
 			c.ask("package_install", "pip "+v+" outside a virtual environment")
 			return
 		}
-		if c.inVenv(opts) {
+		if c.inVenv(opts) || v == "install" && c.projectInstall(opts, ops[1:]) {
 			return
 		}
 		c.ask("package_install", "pip "+v+" outside a workspace virtual environment")
@@ -223,6 +248,7 @@ func (c *call) npm() {
 	if c.packageSources(ops) || len(ops) == 0 {
 		return
 	}
+	c.scriptServer(ops)
 	v := ops[0].val
 	if c.name == "yarn" && v == "global" {
 		global = true
@@ -303,7 +329,11 @@ func (c *call) langPkg() {
 	case "go":
 		switch v {
 		case "install":
-			global = true
+			for _, o := range ops[1:] {
+				if strings.Contains(o.val, "@") || !strings.HasPrefix(o.val, ".") && !strings.HasPrefix(o.val, "/") {
+					global = true // a module from the network, not one of the workspace
+				}
+			}
 		case "run":
 			for _, o := range ops[1:] {
 				if strings.Contains(o.val, "@") && !strings.HasPrefix(o.val, "-") {

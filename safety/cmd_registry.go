@@ -89,7 +89,9 @@ func (c *call) packageSources(ops []arg) bool {
 		fam == "gem" && verb == "sources" && len(ops) > 1,
 		c.name == "gem" && verb == "sources" && c.hasAnyOpt("-a", "--add", "-r", "--remove", "-c", "--clear-all"),
 		(c.name == "poetry" || c.name == "pdm") && verb == "source" && sub == "add",
-		c.name == "conda" && verb == "config" && c.hasAnyOpt("--add", "--set", "--append", "--prepend"):
+		c.name == "conda" && verb == "config" && c.hasAnyOpt("--add", "--set", "--append", "--prepend"),
+		c.name == "composer" && verb == "config" && (strings.HasPrefix(sub, "repo") || sub == "secure-http" || sub == "disable-tls"),
+		fam == "npm" && verb == "config" && (sub == "strict-ssl" || strings.Contains(sub, "registry")):
 		c.ask("package_install", c.name+" changes which package registry is used")
 		return true
 	}

@@ -20,7 +20,10 @@ func registerRemoteHandlers(reg func(func(*call), ...string)) {
 	reg((*call).infra, "terraform", "tofu", "terragrunt", "pulumi", "cdk", "cdktf", "serverless", "sls", "nomad",
 		"consul", "etcdctl", "ansible")
 	reg((*call).cloudCLI, "doctl", "hcloud", "fly", "flyctl", "heroku", "vercel", "netlify", "linode-cli", "scw",
-		"oci", "mc", "b2", "azcopy", "wrangler", "firebase", "supabase", "railway", "ibmcloud")
+		"oci", "mc", "b2", "azcopy", "wrangler", "firebase", "supabase", "railway", "ibmcloud", "influx", "kafka-topics",
+		"kafka-topics.sh", "rabbitmqctl", "rabbitmqadmin", "pscale", "neonctl", "turso", "databricks", "flyway",
+		"liquibase", "rails", "rake", "surge", "gh-pages")
+	reg((*call).publisher, "vsce", "ovsx", "goreleaser")
 }
 
 func (c *call) remote(reason string) { c.ask("remote_destructive", reason) }
@@ -419,10 +422,12 @@ func (c *call) ansible() {
 func isDestructiveWord(w string) bool {
 	w = strings.ToLower(w)
 	switch w {
-	case "delete", "destroy", "rm", "rb", "remove", "purge", "terminate", "rmdir", "rmdirs", "deletefile", "drop", "wipe", "nuke", "del":
+	case "delete", "destroy", "rm", "rb", "remove", "purge", "terminate", "rmdir", "rmdirs", "deletefile", "drop", "wipe",
+		"nuke", "del", "reset", "truncate", "dropall", "drop-all", "teardown":
 		return true
 	}
-	for _, s := range []string{"delete-", "-delete", ":destroy", ":delete", ":remove", "terminate-", "destroy-", "remove-", "-destroy"} {
+	for _, s := range []string{"delete-", "-delete", ":destroy", ":delete", ":remove", ":reset", ":drop", ":purge", ":fresh",
+		"terminate-", "destroy-", "remove-", "-destroy", "delete_", "purge_", "drop_"} {
 		if strings.HasPrefix(w, s) || strings.HasSuffix(w, s) {
 			return true
 		}
@@ -430,9 +435,26 @@ func isDestructiveWord(w string) bool {
 	return false
 }
 
+// publisher judges release tools: publishing is asked about, local
+// snapshots are not.
+func (c *call) publisher() {
+	joined := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
+	if strings.Contains(joined, " publish ") || c.name == "goreleaser" && strings.Contains(joined, " release ") && !strings.Contains(joined, "--snapshot") {
+		c.ask("publish", c.name+" publishes a release")
+	}
+}
+
 func (c *call) cloudCLI() {
 	c.noPathScan = true
 	for _, a := range c.argv[1:] {
+		if a.val == "deploy" || a.val == "publish" || c.name == "surge" || c.name == "gh-pages" {
+			c.ask("publish", c.name+" publishes a site or service")
+			return
+		}
+		if c.name == "flyway" && a.val == "clean" {
+			c.remote("flyway clean drops every object of the database")
+			return
+		}
 		if !strings.HasPrefix(a.val, "-") && isDestructiveWord(a.val) || a.val == "--delete" || a.val == "--remove" {
 			c.remote(c.name + " " + a.val + " deletes cloud resources")
 			return

@@ -189,11 +189,37 @@ var (
 	reExWrite  = regexp.MustCompile(`^(?:w(?:rite)?|sav(?:eas)?|wq?|x(?:it)?|up(?:date)?)!?\s+([^!|].*)$`)
 )
 
+// reBareShell is a command line that only starts an interactive shell.
+var reBareShell = regexp.MustCompile(`^\s*(?:exec\s+)?(?:/\S*/)?(?:ba|da|z|k|mk|c|tc|fi|a|r)?sh(?:\s+-[ilps]+)*\s*$`)
+
+// shellEscape refuses a program told to start an interactive shell: it
+// escapes whatever confined the program (and, run with more privileges,
+// hands them over). It reports whether it refused.
+func (c *call) shellEscape(cmd, what string) bool {
+	cmd = strings.TrimSpace(strings.Trim(strings.TrimSpace(cmd), `"'`))
+	if inner, ok := strings.CutPrefix(cmd, "sh -c "); ok {
+		cmd = strings.Trim(inner, `"' `)
+	}
+	if reBareShell.MatchString(cmd) {
+		c.deny("obfuscation", what+" starts an interactive shell")
+		return true
+	}
+	return false
+}
+
 // exCommand judges one ex command given to vim with -c, + or --cmd.
 func (c *call) exCommand(cmd string) {
 	cmd = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(cmd), ":"))
 	if cmd == "" {
 		return
+	}
+	switch cmd {
+	case "sh", "shell", "terminal", "term", "!sh", "!bash", "!/bin/sh", "!/bin/bash":
+		c.deny("obfuscation", c.name+" starts an interactive shell")
+		return
+	}
+	if strings.HasPrefix(cmd, "set shell=") || strings.HasPrefix(cmd, "set shell ") {
+		return // harmless alone; :shell or ! is judged on its own
 	}
 	for _, m := range reExSystem.FindAllStringSubmatch(cmd, -1) {
 		c.j.nested(c.owner, arg{val: unescapeCode(m[1])}, c.sc, c.name+" system()")
@@ -207,7 +233,9 @@ func (c *call) exCommand(cmd string) {
 		return
 	}
 	if m := reExBang.FindStringSubmatch(cmd); m != nil {
-		c.j.nested(c.owner, arg{val: m[1]}, c.sc, c.name+" shell command")
+		if !c.shellEscape(m[1], c.name) {
+			c.j.nested(c.owner, arg{val: m[1]}, c.sc, c.name+" shell command")
+		}
 		return
 	}
 	if m := reExTerm.FindStringSubmatch(cmd); m != nil {
@@ -312,8 +340,14 @@ func (c *call) debugCommand(cmd string) {
 		c.judgeCode("python", arg{val: m[1]})
 		return
 	}
+	if cmd == "shell" || cmd == "!" {
+		c.deny("obfuscation", c.name+" starts an interactive shell")
+		return
+	}
 	if m := reGdbShell.FindStringSubmatch(cmd); m != nil {
-		c.j.nested(c.owner, arg{val: m[1]}, c.sc, c.name+" shell command")
+		if !c.shellEscape(m[1], c.name) {
+			c.j.nested(c.owner, arg{val: m[1]}, c.sc, c.name+" shell command")
+		}
 		return
 	}
 	if m := reGdbCall.FindStringSubmatch(cmd); m != nil {
@@ -381,6 +415,9 @@ func (c *call) emacs() {
 	c.noPathScan = true
 	for _, v := range c.optValues("--eval", "-eval", "--execute", "-e") {
 		c.judgeCode("lisp", v)
+		if reEmacsShell.MatchString(v.val) {
+			c.deny("obfuscation", "emacs starts an interactive shell")
+		}
 	}
 	for _, f := range c.optValues("-l", "--load", "-script", "--script") {
 		c.scanOne(f, accRead)
@@ -486,6 +523,10 @@ func (c *call) cmdStrings() {
 // manPager judges the pager man is told to use: it runs as a command.
 func (c *call) manPager() {
 	for _, v := range c.optValues("-P", "--pager", "-H", "--html") {
-		c.j.nested(c.owner, v, c.sc, "man pager")
+		if !c.shellEscape(v.val, "man's pager") {
+			c.j.nested(c.owner, v, c.sc, "man pager")
+		}
 	}
 }
+
+var reEmacsShell = regexp.MustCompile(`\((?:term|ansi-term|shell|eshell|vterm)\b`)

@@ -44,6 +44,7 @@ func commandHandlers() map[string]func(*call) {
 	reg((*call).fd, "fd", "fdfind")
 	reg((*call).locate, "locate", "plocate", "mlocate", "slocate")
 	reg((*call).parallel, "parallel")
+	reg((*call).jq, "jq", "yq", "gojq", "jaq")
 	reg((*call).history, "history")
 	reg((*call).printenv, "printenv")
 	reg((*call).psCmd, "ps")
@@ -53,6 +54,8 @@ func commandHandlers() map[string]func(*call) {
 	registerPackageHandlers(reg)
 	registerRemoteHandlers(reg)
 	registerRunnerHandlers(reg)
+	registerSettingsHandlers(reg)
+	registerServerHandlers(reg)
 	return h
 }
 
@@ -110,7 +113,7 @@ func noScan(name string) bool {
 	switch name {
 	case "echo", "printf", "true", "false", ":", "test", "[", "expr", "seq", "sleep", "date", "man", "which",
 		"type", "whatis", "apropos", "help", "info", "tldr", "whereis", "basename", "dirname", "realpath",
-		"readlink", "git", "curl", "wget", "ssh", "docker", "podman", "kubectl", "jq", "yq", "notify-send",
+		"readlink", "git", "curl", "wget", "ssh", "docker", "podman", "kubectl", "notify-send",
 		"logger", "wall", "write", "say", "espeak", "figlet", "cowsay", "bc", "dc", "calc", "units", "factor",
 		"hash", "command", "compgen", "complete", "getopts", "read", "let", "shift", "return", "exit", "wait":
 		return true
@@ -244,7 +247,7 @@ func (c *call) runFile(a arg) {
 		c.deny("reverse_shell", "runs a program read from a network socket")
 		return
 	}
-	if t, ok := c.sc.tainted[p]; ok {
+	if t, ok := c.sc.taintOf(p); ok {
 		c.deny(t, "runs a file produced by a download or decoder: "+p)
 		return
 	}
@@ -529,6 +532,13 @@ func (c *call) find() {
 				end++
 			}
 			inner := expr[k+1 : min(end, len(expr))]
+			if !hunt && outside && len(inner) > 1 && (baseName(inner[0].val) == "grep" || baseName(inner[0].val) == "egrep") {
+				for _, a := range inner[1:] {
+					if !strings.HasPrefix(a.val, "-") && secretText(a.val) {
+						c.deny("secrets", "searches the files it finds outside the workspace for credentials")
+					}
+				}
+			}
 			if hunt {
 				c.secretHunt(inner)
 			}
@@ -601,6 +611,18 @@ func (c *call) grep() {
 	}
 	if has(opts, "l", "files-with-matches", "files", "L") && c.sc.cwd != "" && c.j.inWorkspace(c.sc.cwd) {
 		c.ci.lister = c.sc.cwd
+	}
+	for _, inc := range c.optValues("--include", "-g", "--glob") {
+		if secretName(inc.val) {
+			pattern = "secret" // searches the files that hold credentials, whatever for
+		}
+	}
+	if secretText(pattern) && c.stdinFile == "" && len(c.in) > 0 {
+		for _, p := range c.in {
+			if p.outside || p.sensitive {
+				c.deny("secrets", c.name+" picks credentials out of data read outside the workspace")
+			}
+		}
 	}
 	if secretText(pattern) && len(c.in) == 0 && c.stdinFile == "" {
 		outside := false

@@ -14,7 +14,7 @@ import (
 // asking for more memory than a machine has.
 
 var (
-	reInfLoop = regexp.MustCompile(`(?i)\bwhile\s*\(?\s*(?:true|1|\$true)\s*\)?\s*(?::|\{|do\b)|\bwhile\s*\{\s*1\s*\}|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do\b|\{)|\(loop\s|\b1\s+while\s+1\b|\buntil\s*\(?\s*false\b|\brepeat\s*\{|iter\(\s*int\s*,\s*1\s*\)|itertools\.(?:count|cycle|repeat)\(\)|Stream\.(?:cycle|iterate|repeatedly)|\bwhile\s*\(\s*TRUE\s*\)`)
+	reInfLoop = regexp.MustCompile(`(?i)\bwhile\s*\(?\s*(?:true|1|\$true)\s*\)?\s*(?::|\{|do\b|;|\n)|\bwhile\s*\(\s*(?:true|1|\$true)\s*\)|\bwhile\s*\{\s*1\s*\}|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do\b|\{)|\(loop\s|\b1\s+while\s+1\b|\buntil\s*\(?\s*false\b|\brepeat\s*\{|iter\(\s*int\s*,\s*1\s*\)|itertools\.(?:count|cycle|repeat)\(\)|Stream\.(?:cycle|iterate|repeatedly)|\bwhile\s*\(\s*TRUE\s*\)`)
 	// reLoopExit are the ways out of a loop, or of spinning in it.
 	reLoopExit = regexp.MustCompile(`(?i)\b(?:break|return|exit|die|last|sleep|usleep|nanosleep|recv|recvfrom|accept|readline|readlines|read|input|gets|stdin|wait|select|poll|join|quit|_exit|yield|await|settimeout|setinterval|throw|raise|halt|receive|abort)\b`)
 	rePower    = regexp.MustCompile(`(\d[\d_]*)(?:\.\d+)?\s*\*\*\s*\(?\s*(\d[\d_]*)(?:\s*\*\*\s*(\d[\d_]*))?`)
@@ -29,7 +29,7 @@ var (
 // bound.
 func (c *call) codeExhaustion(lang, code string) {
 	code = escapedBreaks.Replace(code) // programs inside strings handed to exec()
-	if reInfLoop.MatchString(code) && !reLoopExit.MatchString(code) {
+	if (reInfLoop.MatchString(code) || lang == "r" && reRepeat.MatchString(code)) && !reLoopExit.MatchString(code) {
 		c.deny("resource_exhaustion", lang+" runs an endless loop that never pauses")
 		return
 	}
@@ -45,6 +45,9 @@ func (c *call) codeExhaustion(lang, code string) {
 		c.deny("resource_exhaustion", lang+" allocates more memory than the machine has")
 	}
 }
+
+// reRepeat is R's endless loop.
+var reRepeat = regexp.MustCompile(`\brepeat\b`)
 
 var escapedBreaks = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r")
 
@@ -141,7 +144,13 @@ func (c *call) endlessStream() {
 				c.ci.endless = true
 			}
 		}
-	case "cat", "tac", "pv", "tr", "base64", "base32", "xxd", "od", "hexdump", "hd", "fold", "cut", "rev", "nl",
+	case "seq":
+		for _, a := range c.argv[1:] {
+			if l := strings.ToLower(strings.TrimPrefix(a.val, "+")); l == "inf" || l == "infinity" {
+				c.ci.endless = true
+			}
+		}
+	case "cat", "pv", "tr", "base64", "base32", "xxd", "od", "hexdump", "hd", "fold", "cut", "rev", "nl",
 		"gzip", "bzip2", "xz", "zstd", "lz4", "openssl", "tee", "expand", "iconv", "stdbuf", "strings":
 		c.ci.endless = in
 	case "grep", "egrep", "fgrep", "rg":
@@ -157,7 +166,7 @@ func (c *call) endlessStream() {
 			c.ci.endless = true
 		}
 	case "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "md5sum", "b2sum", "cksum", "sum", "wc",
-		"sort", "uniq", "shuf", "split", "sponge", "xargs":
+		"sort", "uniq", "shuf", "split", "sponge", "xargs", "tail", "tac":
 		if in {
 			c.deny("resource_exhaustion", c.name+" reads an endless stream and never finishes")
 		}

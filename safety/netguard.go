@@ -37,7 +37,14 @@ var internalSuffixes = []string{".internal", ".local", ".lan", ".home.arpa", ".i
 
 // enginePorts are the container engine's TCP API (Docker, Podman): whoever
 // reaches it is root on the host.
-var enginePorts = map[string]bool{"2375": true, "2376": true}
+var enginePorts = map[string]bool{"2375": true, "2376": true, "4243": true}
+
+// controlPorts are the local APIs of infrastructure daemons that hand out
+// secrets or run code: etcd, Vault, Consul, Envoy's admin, memcached, the
+// kubelet and the Kubernetes API server.
+var controlPorts = map[string]string{"2379": "secrets", "2380": "secrets", "8200": "secrets", "8500": "secrets",
+	"15000": "secrets", "19000": "secrets", "11211": "secrets", "10250": "containers", "10255": "containers",
+	"6443": "containers", "10249": "containers", "9001": "services"}
 
 var engineSockets = []string{"docker.sock", "containerd.sock", "podman.sock", "crio.sock", "dockershim.sock", "buildkitd.sock"}
 
@@ -117,6 +124,9 @@ func splitHostPort(s string) (host, port string) {
 // hostOfTarget extracts host and port from a URL or a bare
 // host[:port][/path] the way curl and wget accept them.
 func hostOfTarget(v string) (host, port string) {
+	if i := strings.Index(v, unknownMark); i >= 0 {
+		v = v[:i+len(unknownMark)] // what follows is only known at run time
+	}
 	if i := strings.Index(v, "://"); i >= 0 {
 		u, err := url.Parse(v)
 		if err == nil && u.Host != "" {
@@ -145,8 +155,21 @@ const (
 
 // classifyHost judges a host name or address.
 func (p *Policy) classifyHost(host string) netDest {
-	h := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(host), "."))
-	if h == "" || strings.Contains(h, unknownMark) {
+	h := strings.ToLower(strings.TrimSpace(host))
+	if i := strings.Index(h, unknownMark); i >= 0 {
+		h = h[:i]
+		if !reAddrPrefix.MatchString(h) && !reDottedQuad.MatchString(h) {
+			return destPublic // only known at run time
+		}
+	}
+	if reAddrPrefix.MatchString(h) {
+		// The rest is only known at run time, as in a scan loop over
+		// 192.168.1.$i: judge the network the prefix names.
+		h += strings.Repeat("1.", 3-strings.Count(h, "."))
+		h = strings.TrimSuffix(h, ".")
+	}
+	h = strings.TrimSuffix(h, ".")
+	if h == "" {
 		return destPublic
 	}
 	if m := embeddedIP.FindStringSubmatch(h); m != nil {
@@ -197,9 +220,17 @@ func (c *call) judgeDest(host, port, what string) {
 	case destLoopback:
 		if enginePorts[port] {
 			c.deny("privilege", what+" drives the container engine's API, which is root on the host: "+host+":"+port)
+		} else if cat := controlPorts[port]; cat != "" {
+			c.deny(cat, what+" reaches the local API of an infrastructure daemon (port "+port+"): "+host)
 		}
 	}
 }
+
+// reAddrPrefix is an IPv4 address whose last parts are only known at run
+// time.
+var reDottedQuad = regexp.MustCompile(`^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$`)
+
+var reAddrPrefix = regexp.MustCompile(`^\d{1,3}\.(?:\d{1,3}\.){0,2}$`)
 
 // judgeTarget judges a URL or bare host[:port][/path] argument.
 func (c *call) judgeTarget(v, what string) {
@@ -211,6 +242,9 @@ func (c *call) judgeTarget(v, what string) {
 			c.deny("privilege", what+" drives the container engine through its socket: "+v)
 		}
 		return
+	}
+	if l := strings.ToLower(v); strings.HasPrefix(l, "gopher://") || strings.HasPrefix(l, "dict://") {
+		c.deny("obfuscation", what+" speaks a raw protocol to a server through a "+l[:strings.Index(l, ":")]+":// URL")
 	}
 	host, port := hostOfTarget(v)
 	if host == "" || strings.ContainsAny(host, " \t{}[]*") && !strings.HasPrefix(host, "[") {
@@ -236,6 +270,8 @@ func (c *call) judgeCodeDests(lang, code string, lits []string) {
 	for _, s := range lits {
 		if reHostLit.MatchString(s) {
 			c.judgeDest(s, "", lang)
+		} else if h, p := splitHostPort(s); p != "" && isNumber(p) && reHostLit.MatchString(h) || p != "" && isNumber(p) && h == "localhost" {
+			c.judgeDest(h, p, lang)
 		}
 		if isEngineSocket(s) {
 			c.deny("privilege", lang+" drives the container engine through its socket: "+s)

@@ -15,7 +15,9 @@ import (
 // secretNameWords are parts of the names of files that hold credentials.
 var secretNameWords = []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".pem", ".key", ".p12", ".pfx", ".jks",
 	"keystore", ".kdbx", ".ovpn", ".env", "credential", "netrc", "pgpass", "git-credentials", "shadow", "secret",
-	"passw", "token", "wallet", "htpasswd", ".ppk", ".tfstate", "kubeconfig", "private", ".gpg", "authorized_keys"}
+	"passw", "token", "wallet", "htpasswd", ".ppk", ".tfstate", "kubeconfig", "private", ".gpg", "authorized_keys",
+	"wp-config", "database.yml", "my.cnf", ".npmrc", ".pypirc", ".s3cfg", ".boto", "settings.php", "config.php",
+	"application.properties", "appsettings", "vault"}
 
 // secretName reports whether a file name or name pattern looks for
 // credentials.
@@ -43,6 +45,9 @@ var secretTextWords = []string{"password", "passwd", "secret", "token", "api_key
 
 func secretText(pat string) bool {
 	p := strings.ToLower(pat)
+	for _, opt := range []string{"passwordauthentication", "permitemptypasswords", "kbdinteractive"} {
+		p = strings.ReplaceAll(p, opt, "")
+	}
 	for _, w := range secretTextWords {
 		if strings.Contains(p, w) {
 			return true
@@ -143,6 +148,32 @@ func wordText(w *syntax.Word) string {
 		}
 	}
 	return sb.String()
+}
+
+// jq judges jq and yq: the first operand is the program, the others are
+// files read (yq -i writes them).
+func (c *call) jq() {
+	c.noPathScan = true
+	opts, ops := c.split(optSpec{short: "fLeIpo", long: []string{"arg", "argjson", "slurpfile", "rawfile", "from-file", "indent", "args", "jsonargs", "input-format", "output-format", "front-matter", "expression"}})
+	if !has(opts, "f", "from-file", "n", "null-input") && len(ops) > 0 {
+		ops = ops[1:]
+	}
+	acc := accRead
+	if has(opts, "i", "inplace") {
+		acc = accWrite
+	}
+	for _, o := range ops {
+		if acc == accWrite {
+			c.checkArg(o, acc)
+		} else {
+			c.scanOne(o, acc)
+		}
+	}
+	for _, o := range opts {
+		if o.name == "slurpfile" || o.name == "rawfile" || o.name == "f" || o.name == "from-file" {
+			c.scanOne(o.val, accRead)
+		}
+	}
 }
 
 // locate judges locate and its kin, which list files by name.

@@ -417,6 +417,33 @@ func (c *call) xargsInner(opts []opt, rest []arg) []arg {
 			item = arg{val: p.lister + "/__item__"}
 		}
 	}
+	// Items that echo or printf spell out are known.
+	var items []arg
+	literal := len(c.in) > 0
+	for _, p := range c.in {
+		literal = literal && p.literal
+		for _, f := range strings.FieldsFunc(p.text, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == 0 }) {
+			items = append(items, arg{val: f, glob: strings.ContainsAny(f, "*?[")})
+		}
+	}
+	if literal && len(items) > 0 && !has(opts, "a", "arg-file") {
+		item = items[0]
+		if _, ok := hasOpt(opts, "I", "replace", "i"); !ok {
+			return append(append([]arg(nil), rest...), items...)
+		}
+		for _, extra := range items[1:] {
+			inner := append([]arg(nil), rest...)
+			repl, _ := hasOpt(opts, "I", "replace", "i")
+			r := repl.val
+			if r == "" {
+				r = "{}"
+			}
+			for k := range inner {
+				inner[k].val = strings.ReplaceAll(inner[k].val, r, extra.val)
+			}
+			c.j.judgeArgv(c.owner, inner, c.sc)
+		}
+	}
 	for _, p := range c.in {
 		item.fetch = item.fetch || p.fetch
 		item.decode = item.decode || p.decode

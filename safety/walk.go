@@ -221,7 +221,13 @@ func flattenPipe(s *syntax.Stmt) []*syntax.Stmt {
 }
 
 func (j *judge) pipeline(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
-	stages := flattenPipe(s)
+	// The statement itself is a pipe, even when negated (! a | b) or
+	// redirected; its stages are flattened as far as they are plain.
+	b := s.Cmd.(*syntax.BinaryCmd)
+	stages := append(flattenPipe(b.X), flattenPipe(b.Y)...)
+	if len(s.Redirs) > 0 {
+		j.redirects(&callInfo{owner: j.newOwner()}, s.Redirs, sc)
+	}
 	var all []*callInfo
 	var stageInfos [][]*callInfo
 	feed := in
@@ -410,6 +416,21 @@ func (j *judge) collectVars(f *syntax.File, sc *scope) {
 	})
 }
 
+// taintOf returns the category of the origin of p: a file downloaded or
+// decoded by the script, or one inside a repository it cloned (names in
+// tainted that end in a slash).
+func (sc *scope) taintOf(p string) (string, bool) {
+	if t, ok := sc.tainted[p]; ok {
+		return t, true
+	}
+	for k, t := range sc.tainted {
+		if strings.HasSuffix(k, "/") && strings.HasPrefix(p, k) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
 // param evaluates a parameter expansion when its value is known.
 func (sc *scope) param(p *syntax.ParamExp) string {
 	if p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil ||
@@ -433,6 +454,8 @@ func (sc *scope) param(p *syntax.ParamExp) string {
 		return "%self"
 	case "PPID":
 		return "%ppid"
+	case "RANDOM", "SRANDOM", "EPOCHSECONDS", "EPOCHREALTIME", "SECONDS", "UID", "EUID", "BASHPID", "LINENO":
+		return "_" // a number: part of a name, never a directory
 	case "HOME":
 		if sc.home != "" {
 			return sc.home
