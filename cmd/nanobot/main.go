@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/safety/sandbox"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -29,6 +30,9 @@ const (
 )
 
 func main() {
+	// Commands of the exec tool start this binary again as the sandbox
+	// helper, which confines itself and becomes the shell.
+	sandbox.RunHelper()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -1,0 +1,309 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// helperFailed is the exit status of a helper that could not start or
+// confine itself.
+const helperFailed = 125
+
+// helperPrefix starts the helper's error messages on standard error.
+const helperPrefix = "nanobot sandbox: "
+
+// RunHelper turns the process into the sandbox helper when EnvSpec is set:
+// it applies the limits and the Landlock rules to itself, then starts the
+// commands the daemon sends over descriptor 3 until the daemon closes it,
+// and exits. Without EnvSpec it returns at once. Call it first thing in
+// main, and in TestMain of tests that run commands through a Sandbox.
+func RunHelper() {
+	raw, ok := os.LookupEnv(EnvSpec)
+	if !ok {
+		return
+	}
+	os.Unsetenv(EnvSpec)
+	conn, err := net.FileConn(os.NewFile(3, "sandbox"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%sno connection to the daemon: %v\n", helperPrefix, err)
+		os.Exit(helperFailed)
+	}
+	h := &helperConn{conn: conn.(*net.UnixConn), running: map[int]bool{}}
+	if err := confine(raw); err != nil {
+		h.send(reply{Err: err.Error()})
+		os.Exit(helperFailed)
+	}
+	h.send(reply{Ready: true})
+	h.serve()
+	os.Exit(0)
+}
+
+// confine applies the instructions to the process.
+func confine(raw string) error {
+	var sp spec
+	if err := json.Unmarshal([]byte(raw), &sp); err != nil {
+		return fmt.Errorf("read instructions: %w", err)
+	}
+	if err := setLimits(sp.Limits); err != nil {
+		return err
+	}
+	if sp.Landlock {
+		return restrict(sp)
+	}
+	return nil
+}
+
+// helperConn is the helper's end of the connection.
+type helperConn struct {
+	conn    *net.UnixConn
+	mu      sync.Mutex
+	running map[int]bool // process groups of the commands running
+}
+
+func (h *helperConn) send(r reply) {
+	b, _ := json.Marshal(r)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.conn.Write(b)
+}
+
+// serve starts commands until the daemon closes the connection, then
+// kills the ones still running.
+func (h *helperConn) serve() {
+	buf := make([]byte, 1<<20)
+	oob := make([]byte, syscall.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := h.conn.ReadMsgUnix(buf, oob)
+		if err != nil || n == 0 {
+			break
+		}
+		out := receivedFile(oob[:oobn])
+		var req request
+		if err := json.Unmarshal(buf[:n], &req); err != nil || out == nil || len(req.Args) == 0 {
+			if out != nil {
+				out.Close()
+			}
+			h.send(reply{ID: req.ID, Err: "bad request"})
+			continue
+		}
+		h.start(req, out)
+	}
+	h.mu.Lock()
+	for pid := range h.running {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	h.mu.Unlock()
+}
+
+// start starts one command in a process group of its own, writing to out.
+func (h *helperConn) start(req request, out *os.File) {
+	cmd := &exec.Cmd{Path: req.Args[0], Args: req.Args, Dir: req.Dir, Env: req.Env, Stdout: out, Stderr: out,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	err := cmd.Start()
+	out.Close()
+	if err != nil {
+		h.send(reply{ID: req.ID, Err: err.Error()})
+		return
+	}
+	pid := cmd.Process.Pid
+	if req.CPU > 0 {
+		secs := uint64(max(1, req.CPU.Seconds()))
+		unix.Prlimit(pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs}, nil)
+	}
+	h.mu.Lock()
+	h.running[pid] = true
+	h.mu.Unlock()
+	h.send(reply{ID: req.ID, Pid: pid})
+	go func() {
+		cmd.Wait()
+		h.mu.Lock()
+		delete(h.running, pid)
+		h.mu.Unlock()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		h.send(reply{ID: req.ID, Pid: pid, Done: true, Status: uint32(ws)})
+	}()
+}
+
+// receivedFile returns the descriptor passed with a message.
+func receivedFile(oob []byte) *os.File {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	for _, m := range msgs {
+		fds, err := syscall.ParseUnixRights(&m)
+		if err != nil || len(fds) == 0 {
+			continue
+		}
+		for _, fd := range fds[1:] {
+			syscall.Close(fd)
+		}
+		syscall.CloseOnExec(fds[0])
+		return os.NewFile(uintptr(fds[0]), "output")
+	}
+	return nil
+}
+
+// setLimits sets soft and hard limits, never above the current hard limit.
+func setLimits(l Limits) error {
+	set := func(res int, v uint64, what string) error {
+		if v == 0 {
+			return nil
+		}
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(res, &cur); err != nil {
+			return fmt.Errorf("read the %s limit: %w", what, err)
+		}
+		v = min(v, cur.Max)
+		if err := syscall.Setrlimit(res, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("set the %s limit: %w", what, err)
+		}
+		return nil
+	}
+	const rlimitNproc = 6 // RLIMIT_NPROC on Linux
+	cpu := uint64(0)
+	if l.CPUTime > 0 {
+		cpu = uint64(max(1, l.CPUTime.Seconds()))
+	}
+	return errors.Join(
+		set(syscall.RLIMIT_DATA, uint64(max(l.Memory, 0)), "memory"),
+		set(rlimitNproc, uint64(max(l.Processes, 0)), "process"),
+		set(syscall.RLIMIT_FSIZE, uint64(max(l.FileSize, 0)), "file size"),
+		set(syscall.RLIMIT_CPU, cpu, "cpu time"),
+	)
+}
+
+// restrict applies the Landlock rules of sp to the process, with the best
+// ABI the kernel offers.
+func restrict(sp spec) error {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return fmt.Errorf("%w (ABI %d): %v", ErrUnavailable, abi, err)
+	}
+	cfg := landlock.V11
+	switch sp.Network {
+	case NetworkAny, "":
+		cfg.HandledAccessNet = 0
+	case NetworkWeb:
+		cfg.HandledAccessNet = llsys.AccessNetConnectTCP | llsys.AccessNetBindTCP
+	}
+	cfg = cfg.BestEffort()
+	var rules []landlock.Rule
+	for _, r := range expand(sp) {
+		fi, err := os.Stat(r.path)
+		if err != nil {
+			continue // gone, or not ours to see
+		}
+		var rule landlock.FSRule
+		switch {
+		case r.write && fi.IsDir():
+			rule = landlock.RWDirs(r.path)
+			if abi >= 2 {
+				rule = rule.WithRefer() // moving files between directories
+			}
+		case r.write:
+			rule = landlock.RWFiles(r.path)
+		case fi.IsDir():
+			rule = landlock.RODirs(r.path)
+		default:
+			rule = landlock.ROFiles(r.path)
+		}
+		rules = append(rules, rule.IgnoreIfMissing())
+	}
+	for _, d := range sp.Devices {
+		if _, err := os.Stat(d); err == nil {
+			rules = append(rules, landlock.RWFiles(d).IgnoreIfMissing())
+		}
+	}
+	if sp.Network == NetworkWeb {
+		rules = append(rules, landlock.ConnectTCP(80), landlock.ConnectTCP(443))
+	}
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return nil
+}
+
+// rule is one tree a command may use.
+type rule struct {
+	path     string
+	write    bool
+	internal bool
+}
+
+// expand turns the paths of sp into rules, leaving the hidden paths out:
+// a tree holding one is replaced by its other entries, level by level.
+// The workspace, home and temporary directory are kept even inside a
+// hidden directory (a workspace inside the data directory).
+func expand(sp spec) []rule {
+	var work []rule
+	for _, p := range sp.Read {
+		work = append(work, rule{path: p})
+	}
+	for i, p := range sp.Write {
+		work = append(work, rule{path: p, write: true, internal: i < sp.Internal})
+	}
+	hidden := func(p string) bool {
+		for _, h := range sp.Hide {
+			if within(p, h) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []rule
+	for len(work) > 0 {
+		r := work[0]
+		work = work[1:]
+		if hidden(r.path) && !r.internal {
+			continue
+		}
+		inner := ""
+		for _, h := range sp.Hide {
+			if h != r.path && within(h, r.path) {
+				inner = h
+				break
+			}
+		}
+		if inner == "" {
+			out = append(out, r)
+			continue
+		}
+		// Grant the other entries of this directory; the one on the way to
+		// the hidden path is split in turn.
+		next := r.path + "/" + strings.SplitN(strings.TrimPrefix(inner, r.path+"/"), "/", 2)[0]
+		if r.path == "/" {
+			next = "/" + strings.SplitN(strings.TrimPrefix(inner, "/"), "/", 2)[0]
+		}
+		entries, err := os.ReadDir(r.path)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			p := filepath.Join(r.path, e.Name())
+			if p == next && p == inner {
+				continue
+			}
+			if e.Type()&fs.ModeSymlink != 0 {
+				if t, err := filepath.EvalSymlinks(p); err != nil || hidden(t) {
+					continue // a link to a hidden file would grant the file
+				}
+			}
+			work = append(work, rule{path: p, write: r.write, internal: r.internal})
+		}
+	}
+	return out
+}
