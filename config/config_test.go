@@ -118,6 +118,26 @@ func TestLoadErrors(t *testing.T) {
 			want: "config.yaml:3: invalid YAML: did not find expected node content",
 		},
 		{
+			name: "sandbox mode",
+			yaml: "tools:\n  exec:\n    sandbox: strict\n",
+			want: `config.yaml:3: tools.exec.sandbox: must be one of auto, landlock, off, not "strict"`,
+		},
+		{
+			name: "sandbox network",
+			yaml: "tools:\n  exec:\n    network: lan\n",
+			want: `config.yaml:3: tools.exec.network: must be one of any, web, none, not "lan"`,
+		},
+		{
+			name: "memory limit",
+			yaml: "tools:\n  exec:\n    limits:\n      memory: lots\n",
+			want: `config.yaml:4: tools.exec.limits.memory: size "lots": want a number with a unit, like 512MiB or 1GiB`,
+		},
+		{
+			name: "process limit",
+			yaml: "tools:\n  exec:\n    limits:\n      processes: 3\n",
+			want: "config.yaml:4: tools.exec.limits.processes: must be 0 (unlimited) or at least 16",
+		},
+		{
 			name: "unknown key with suggestion",
 			yaml: "agent:\n  max_iteratons: 5\n",
 			want: `config.yaml:2: agent.max_iteratons: unknown key (did you mean "max_iterations"?)`,

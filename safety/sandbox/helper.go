@@ -9,13 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // helperFailed is the exit status of a helper that could not start or
@@ -58,6 +61,9 @@ func confine(raw string) error {
 		return fmt.Errorf("read instructions: %w", err)
 	}
 	if err := setLimits(sp.Limits); err != nil {
+		return err
+	}
+	if err := dropCapabilities(); err != nil {
 		return err
 	}
 	if sp.Landlock {
@@ -110,31 +116,82 @@ func (h *helperConn) serve() {
 
 // start starts one command in a process group of its own, writing to out.
 func (h *helperConn) start(req request, out *os.File) {
-	cmd := &exec.Cmd{Path: req.Args[0], Args: req.Args, Dir: req.Dir, Env: req.Env, Stdout: out, Stderr: out,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
-	err := cmd.Start()
+	cmd, err := startStopped(req, out)
 	out.Close()
 	if err != nil {
 		h.send(reply{ID: req.ID, Err: err.Error()})
 		return
 	}
 	pid := cmd.Process.Pid
-	if req.CPU > 0 {
-		secs := uint64(max(1, req.CPU.Seconds()))
-		unix.Prlimit(pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs}, nil)
-	}
 	h.mu.Lock()
 	h.running[pid] = true
 	h.mu.Unlock()
 	h.send(reply{ID: req.ID, Pid: pid})
 	go func() {
 		cmd.Wait()
+		// What the command left running in its group ends with it, a fork
+		// bomb's offspring included.
+		syscall.Kill(-pid, syscall.SIGKILL)
 		h.mu.Lock()
 		delete(h.running, pid)
 		h.mu.Unlock()
 		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 		h.send(reply{ID: req.ID, Pid: pid, Done: true, Status: uint32(ws)})
 	}()
+}
+
+// startStopped starts the command so that it stops right after executing
+// its program (it traces itself until then), sets its memory and cpu time
+// limits and lets it go: the limits hold from its first instruction, for
+// all it starts. The helper keeps neither limit for itself, as a Go
+// program that lives long.
+func startStopped(req request, out *os.File) (*exec.Cmd, error) {
+	// Ptrace requests must come from the thread that started the child.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cmd *exec.Cmd
+	var err error
+	// The processes of a command just ended may still count against the
+	// process limit for a moment.
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		cmd = &exec.Cmd{Path: req.Args[0], Args: req.Args, Dir: req.Dir, Env: req.Env, Stdout: out, Stderr: out,
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
+		if err = cmd.Start(); !errors.Is(err, syscall.EAGAIN) || wait > 4*time.Second {
+			break
+		}
+		time.Sleep(wait)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		cmd.Wait()
+		return nil, fmt.Errorf("the command did not stop at its start (%v, %v)", ws, err)
+	}
+	limit := func(res int, v uint64) error {
+		if v == 0 {
+			return nil
+		}
+		return unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
+	}
+	cpu := uint64(0)
+	if req.CPU > 0 {
+		cpu = uint64(max(1, req.CPU.Seconds()))
+	}
+	if err := errors.Join(limit(unix.RLIMIT_DATA, uint64(max(req.Memory, 0))), limit(unix.RLIMIT_CPU, cpu)); err != nil {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		cmd.Wait()
+		return nil, fmt.Errorf("set the limits of the command: %w", err)
+	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		cmd.Wait()
+		return nil, fmt.Errorf("start the command: %w", err)
+	}
+	return cmd, nil
 }
 
 // receivedFile returns the descriptor passed with a message.
@@ -153,6 +210,28 @@ func receivedFile(oob []byte) *os.File {
 		}
 		syscall.CloseOnExec(fds[0])
 		return os.NewFile(uintptr(fds[0]), "output")
+	}
+	return nil
+}
+
+// rootCapabilities are dropped from the bounding set of a helper running
+// as root, so that its commands lose them at exec: reading other
+// processes' memory and environment, administering the system, raw
+// devices, modules, reboot, handle-based opens that bypass paths.
+var rootCapabilities = []uintptr{unix.CAP_SYS_PTRACE, unix.CAP_SYS_ADMIN, unix.CAP_SYS_MODULE, unix.CAP_SYS_RAWIO,
+	unix.CAP_SYS_BOOT, unix.CAP_DAC_READ_SEARCH, unix.CAP_NET_ADMIN, unix.CAP_MKNOD, unix.CAP_BPF, unix.CAP_PERFMON,
+	unix.CAP_SYS_TIME, unix.CAP_SYSLOG, unix.CAP_AUDIT_CONTROL, unix.CAP_MAC_ADMIN, unix.CAP_MAC_OVERRIDE}
+
+// dropCapabilities drops rootCapabilities on every thread (the bounding
+// set is per thread, and any thread may start a command).
+func dropCapabilities() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for _, c := range rootCapabilities {
+		if _, _, errno := psx.Syscall3(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); errno != 0 && errno != syscall.EINVAL {
+			return fmt.Errorf("drop capability %d: %w", c, errno)
+		}
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func (s *Sandbox) Run(ctx context.Context, job Job) (syscall.WaitStatus, error) 
 	}()
 	id, replies := sp.register()
 	defer sp.unregister(id)
-	err = sp.send(request{ID: id, Args: job.Args, Dir: job.Dir, Env: s.jobEnv(job.Env), CPU: s.cpu}, w)
+	err = sp.send(request{ID: id, Args: job.Args, Dir: job.Dir, Env: s.jobEnv(job.Env), Memory: s.limits.Memory, CPU: s.limits.CPUTime}, w)
 	w.Close()
 	if err != nil {
 		return 0, err
@@ -160,11 +160,12 @@ func (s *Sandbox) release() {
 // request asks the helper to start a command; its output descriptor
 // travels with it.
 type request struct {
-	ID   uint64        `json:"id"`
-	Args []string      `json:"args"`
-	Dir  string        `json:"dir"`
-	Env  []string      `json:"env"`
-	CPU  time.Duration `json:"cpu,omitempty"`
+	ID     uint64        `json:"id"`
+	Args   []string      `json:"args"`
+	Dir    string        `json:"dir"`
+	Env    []string      `json:"env"`
+	Memory int64         `json:"memory,omitempty"`
+	CPU    time.Duration `json:"cpu,omitempty"`
 }
 
 // reply is the helper's answer: ready, a command's pid, its exit, or an

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/nanobot-go/nanobot/safety"
 )
@@ -100,7 +101,7 @@ type Sandbox struct {
 	write     []string
 	hide      []string
 	cred      *syscall.Credential
-	cpu       time.Duration
+	limits    Limits // memory and cpu time are set per command
 
 	mu     sync.Mutex
 	sp     *spawner // the running helper; nil until the first command
@@ -177,6 +178,13 @@ func ABI() int {
 // New checks cfg against what the kernel offers. In ModeLandlock it fails
 // with an error wrapping ErrUnavailable when there is no Landlock; in
 // ModeAuto it falls back to resource limits alone and says so in Status.
+//
+// Unless the mode is off, New also makes the calling process (the daemon)
+// non-dumpable: Landlock does not keep a confined command from reading
+// another process's /proc files such as environ, which for the daemon
+// hold its credentials; the kernel refuses them for a non-dumpable
+// process to anyone without CAP_SYS_PTRACE, which the commands of a root
+// daemon lose too.
 func New(cfg Config) (*Sandbox, error) {
 	if cfg.Network == "" {
 		cfg.Network = NetworkAny
@@ -190,6 +198,9 @@ func New(cfg Config) (*Sandbox, error) {
 	case ModeAuto, ModeLandlock:
 	default:
 		return nil, fmt.Errorf("sandbox mode %q: want auto, landlock or off", cfg.Mode)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("sandbox: protect the daemon's process: %w", err)
 	}
 	if cfg.ABI < 1 {
 		if cfg.Mode == ModeLandlock {
@@ -221,15 +232,16 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		s.helper = exe
 	}
-	s.workspace, s.cred, s.cpu = cfg.Workspace, cfg.Credential, cfg.Limits.CPUTime
+	s.workspace, s.cred, s.limits = cfg.Workspace, cfg.Credential, cfg.Limits
 	s.home = filepath.Join(cfg.StateDir, "home")
 	s.tmp = filepath.Join(cfg.StateDir, "tmp")
 	if !filepath.IsAbs(cfg.StateDir) || !filepath.IsAbs(cfg.Workspace) {
 		return nil, fmt.Errorf("sandbox: state directory %q and workspace %q must be absolute", cfg.StateDir, cfg.Workspace)
 	}
-	limits := cfg.Limits
-	limits.CPUTime = 0 // per command, not for the long-lived helper
-	sp := spec{Limits: limits}
+	// The helper itself, a Go program that lives long, takes only the
+	// limits its children inherit at fork; memory and cpu time are set on
+	// each command as it starts.
+	sp := spec{Limits: Limits{Processes: cfg.Limits.Processes, FileSize: cfg.Limits.FileSize}}
 	if s.status.Landlock {
 		sp.Landlock = true
 		sp.Network = s.status.Network
