@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,9 +23,33 @@ type Server struct {
 	srv          *http.Server
 	readyTimeout time.Duration
 
-	mu   sync.Mutex
-	ln   net.Listener
-	done chan struct{} // closed when the serve goroutine has returned
+	mu      sync.Mutex
+	ln      net.Listener
+	done    chan struct{} // closed when the serve goroutine has returned
+	details func() []string
+}
+
+// SetDetails adds lines to the body of /readyz after its first line (the
+// verdict, which is all that probes read): what works in a reduced way,
+// such as a missing sandbox. Call it before Start.
+func (s *Server) SetDetails(details func() []string) {
+	s.mu.Lock()
+	s.details = details
+	s.mu.Unlock()
+}
+
+func (s *Server) detailLines() string {
+	s.mu.Lock()
+	details := s.details
+	s.mu.Unlock()
+	if details == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, d := range details() {
+		b.WriteString("\n" + d)
+	}
+	return b.String()
 }
 
 // NewServer returns a server for addr ("host:port"). ready reports why the
@@ -64,10 +89,10 @@ func (s *Server) readyz(ready func(context.Context) error) http.HandlerFunc {
 		defer cancel()
 		if err := ready(ctx); err != nil {
 			s.logger.Debug("not ready", "err", err)
-			writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+			writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error()+s.detailLines())
 			return
 		}
-		writeText(w, http.StatusOK, "ready")
+		writeText(w, http.StatusOK, "ready"+s.detailLines())
 	}
 }
 

@@ -396,6 +396,9 @@ func fmtDuration(d time.Duration) string {
 	}
 }
 
+// Shell is the shell commands run with.
+func Shell() string { return shell() }
+
 // shell is /bin/sh, or the first sh on PATH where there is none (the
 // distroless debug image keeps busybox's sh in /busybox).
 func shell() string {

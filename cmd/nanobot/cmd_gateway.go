@@ -73,6 +73,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	var srv *admin.Server
 	if cfg.Gateway.Listen != "" {
 		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch) }, log)
+		srv.SetDetails(rt.readyDetails)
 		if err := srv.Start(); err != nil {
 			rt.close(time.Second)
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}

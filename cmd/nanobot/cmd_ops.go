@@ -84,6 +84,9 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	fmt.Fprintf(w, "admin endpoint\t%s\n", listen)
 	fmt.Fprintf(w, "memory\tscope %s, window %d messages\n", cfg.Memory.Scope, cfg.Memory.Window)
 	fmt.Fprintf(w, "shell\texec %v, approval %s\n", cfg.Tools.Exec.Enabled, cfg.Tools.Exec.Approval)
+	for _, l := range sandboxLines(cfg, a.landlockABI()) {
+		fmt.Fprintln(w, l)
+	}
 	if _, err := os.Stat(cfg.Storage.Path); err == nil {
 		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {
 			rows, err := st.UsageSince(ctx, time.Now().AddDate(0, 0, -1))

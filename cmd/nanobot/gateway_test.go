@@ -67,6 +67,7 @@ type gatewayHarness struct {
 	logs   *syncBuffer
 	cancel context.CancelFunc
 	done   chan error
+	abi    func() int // the Landlock ABI the gateway sees; the kernel's when nil
 }
 
 func freeAddr(t *testing.T) string {
@@ -109,7 +110,7 @@ func (h *gatewayHarness) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.done = make(chan error, 1)
-	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }}
+	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }, abi: h.abi}
 	go func() { h.done <- a.run(ctx, []string{"-c", h.cfg, "gateway", "--reload-interval", "50ms"}) }()
 }
 

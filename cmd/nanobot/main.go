@@ -74,6 +74,7 @@ type app struct {
 	in             *bufio.Reader // stdin, once something reads it by lines
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	abi            func() int // the kernel's Landlock ABI; sandbox.ABI when nil
 }
 
 const usageText = `nanobot: a personal AI assistant

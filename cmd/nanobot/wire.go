@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
+	"github.com/nanobot-go/nanobot/safety/sandbox"
 )
 
 // runtime is everything a conversation needs, built from one config.
@@ -30,6 +32,7 @@ type runtime struct {
 	cons    *agent.Consolidator
 	metrics *admin.Metrics // nil outside the gateway
 	secrets *liveRedactor  // shared with the logger
+	boxes   *sandboxes     // the exec tool's sandbox
 
 	mu       sync.RWMutex
 	cfg      *config.Config
@@ -38,8 +41,9 @@ type runtime struct {
 	notify   func(ctx context.Context, session, text string)
 }
 
-// newRuntime opens the store and builds the loop. metrics may be nil.
-func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics) (*runtime, error) {
+// newRuntime opens the store and builds the loop. metrics may be nil; abi
+// is the kernel's Landlock ABI.
+func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics, abi int) (*runtime, error) {
 	if err := os.MkdirAll(cfg.Agent.Workspace, 0o755); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -47,13 +51,14 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg}
+	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg, boxes: &sandboxes{abi: abi}}
 	r.provider = r.newProvider(cfg)
 	toolset, err := r.tools(cfg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	r.announceSandbox()
 	r.loop = agent.New(r.provider, store, toolset, agentConfig(cfg),
 		agent.WithLogger(logger),
 		agent.WithMemory(memorySource{r}),
@@ -91,6 +96,7 @@ func (r *runtime) notifyChat(ctx context.Context, session, text string) {
 
 func (r *runtime) close(grace time.Duration) error {
 	r.cons.Close(grace)
+	r.boxes.close()
 	return r.store.Close()
 }
 
@@ -191,7 +197,11 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &tools.Exec{
+		box, err := r.boxes.get(cfg)
+		if err != nil {
+			return nil, err
+		}
+		shellTool := &tools.Exec{
 			Workspace:       cfg.Agent.Workspace,
 			Restrict:        cfg.Tools.RestrictToWorkspace,
 			Timeout:         cfg.Tools.Exec.Timeout,
@@ -202,7 +212,12 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 			ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 			Secrets:         cfg.Secrets(),
 			Redactor:        safety.NewRedactor(cfg.Secrets()...),
-		})
+			Confinement:     confinement(box.Status()),
+		}
+		if box.Status().Mode != sandbox.ModeOff {
+			shellTool.Sandbox = box
+		}
+		out = append(out, shellTool)
 	}
 	out = append(out, tools.NewMemoryTools(r.memoryTools(cfg))...)
 	if cfg.Tools.Web.Enabled {
@@ -408,7 +423,25 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if b := cfg.Agent.DailyTokenBudget; b > 0 {
 		s += fmt.Sprintf(" of %d", b)
 	}
+	if st, ok := r.boxes.status(); ok {
+		s += "\nSandbox: " + st.Summary()
+	}
 	return s, nil
+}
+
+// announceSandbox says once, at start, what the exec sandbox does, loudly
+// when it is not there.
+func (r *runtime) announceSandbox() {
+	st, ok := r.boxes.status()
+	switch {
+	case !ok:
+	case st.Mode == sandbox.ModeOff:
+		r.logger.Warn("exec sandbox off; shell commands run with the filter alone", "key", "tools.exec.sandbox")
+	case !st.Landlock:
+		r.logger.Warn("exec sandbox NOT AVAILABLE; shell commands run with the filter alone and resource limits", "reason", st.Reason)
+	default:
+		r.logger.Info("exec sandbox on", "landlock_abi", st.ABI, "network", string(st.Network), "notes", strings.Join(st.Notes, "; "))
+	}
 }
 
 // observeModelCall counts a call in the metrics. A turn's calls reach the
