@@ -153,10 +153,18 @@ func startStopped(req request, out *os.File) (*exec.Cmd, error) {
 	var err error
 	// The processes of a command just ended may still count against the
 	// process limit for a moment.
+	traced := true
 	for wait := 10 * time.Millisecond; ; wait *= 2 {
 		cmd = &exec.Cmd{Path: req.Args[0], Args: req.Args, Dir: req.Dir, Env: req.Env, Stdout: out, Stderr: out,
-			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
-		if err = cmd.Start(); !errors.Is(err, syscall.EAGAIN) || wait > 4*time.Second {
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Ptrace: traced}}
+		err = cmd.Start()
+		if traced && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSYS)) {
+			// A seccomp profile refuses ptrace: set the limits just after
+			// the start instead, a moment late.
+			traced = false
+			continue
+		}
+		if !errors.Is(err, syscall.EAGAIN) || wait > 4*time.Second {
 			break
 		}
 		time.Sleep(wait)
@@ -166,11 +174,34 @@ func startStopped(req request, out *os.File) (*exec.Cmd, error) {
 	}
 	pid := cmd.Process.Pid
 	var ws syscall.WaitStatus
+	if !traced {
+		if err := setCommandLimits(pid, req); err != nil {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			cmd.Wait()
+			return nil, err
+		}
+		return cmd, nil
+	}
 	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		cmd.Wait()
 		return nil, fmt.Errorf("the command did not stop at its start (%v, %v)", ws, err)
 	}
+	if err := setCommandLimits(pid, req); err != nil {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		cmd.Wait()
+		return nil, err
+	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		cmd.Wait()
+		return nil, fmt.Errorf("start the command: %w", err)
+	}
+	return cmd, nil
+}
+
+// setCommandLimits sets the memory and cpu time limits of a command.
+func setCommandLimits(pid int, req request) error {
 	limit := func(res int, v uint64) error {
 		if v == 0 {
 			return nil
@@ -182,16 +213,9 @@ func startStopped(req request, out *os.File) (*exec.Cmd, error) {
 		cpu = uint64(max(1, req.CPU.Seconds()))
 	}
 	if err := errors.Join(limit(unix.RLIMIT_DATA, uint64(max(req.Memory, 0))), limit(unix.RLIMIT_CPU, cpu)); err != nil {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		cmd.Wait()
-		return nil, fmt.Errorf("set the limits of the command: %w", err)
+		return fmt.Errorf("set the limits of the command: %w", err)
 	}
-	if err := syscall.PtraceDetach(pid); err != nil {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		cmd.Wait()
-		return nil, fmt.Errorf("start the command: %w", err)
-	}
-	return cmd, nil
+	return nil
 }
 
 // receivedFile returns the descriptor passed with a message.
