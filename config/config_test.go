@@ -682,3 +682,37 @@ func TestCheckTelegram(t *testing.T) {
 		})
 	}
 }
+
+func TestSandboxPathsAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	data := []byte("tools:\n  exec:\n    sandbox_paths:\n      read: [~/projects, shared]\n      write: [/srv/scratch]\n")
+	c, err := Parse(filepath.Join(dir, "config.yaml"), data, env(map[string]string{"HOME": "/home/u"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SandboxPaths{Read: []string{"/home/u/projects", filepath.Join(dir, "shared")}, Write: []string{"/srv/scratch"}}
+	if diff := cmp.Diff(want, c.Tools.Exec.SandboxPaths); diff != "" {
+		t.Errorf("sandbox_paths (-want +got):\n%s", diff)
+	}
+	if n, err := c.Tools.Exec.Limits.Memory.Bytes(); err != nil || n != 1<<30 {
+		t.Errorf("default memory limit = %d, %v; want 1GiB", n, err)
+	}
+}
+
+func TestSizeBytes(t *testing.T) {
+	tests := []struct {
+		in   Size
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"", 0, true}, {"1024", 1024, true}, {"512MiB", 512 << 20, true}, {"1GiB", 1 << 30, true},
+		{"2G", 2 << 30, true}, {"10GB", 10_000_000_000, true}, {"64 KiB", 64 << 10, true},
+		{"lots", 0, false}, {"1PB", 0, false}, {"-1G", 0, false}, {"99999999999999999TiB", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := tt.in.Bytes()
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("Size(%q).Bytes() = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
