@@ -312,6 +312,8 @@ func restrict(sp spec) error {
 		}
 		var rule landlock.FSRule
 		switch {
+		case r.listOnly:
+			rule = landlock.PathAccess(llsys.AccessFSReadDir, r.path)
 		case r.write && fi.IsDir():
 			rule = landlock.RWDirs(r.path)
 			if abi >= 2 {
@@ -345,6 +347,7 @@ type rule struct {
 	path     string
 	write    bool
 	internal bool
+	listOnly bool // only list the directories of the tree: it holds a hidden path
 }
 
 // expand turns the paths of sp into rules, leaving the hidden paths out:
@@ -395,6 +398,9 @@ func expand(sp spec) []rule {
 		if err != nil {
 			continue
 		}
+		// Names stay listable (ls /usr); only the hidden file's content is
+		// out of reach.
+		out = append(out, rule{path: r.path, listOnly: true})
 		for _, e := range entries {
 			p := filepath.Join(r.path, e.Name())
 			if p == next && p == inner {

@@ -121,6 +121,7 @@ func TestSandboxConfines(t *testing.T) {
 		{"read outside", "cat " + l.outside + "/canary", false, "Permission denied"},
 		{"hidden inside a readable tree", "cat " + l.data + "/config.yaml", false, "Permission denied"},
 		{"sibling of a hidden file", "cat " + l.data + "/notes.txt", true, "shared notes"},
+		{"directory of a hidden file", "ls " + l.data, true, "config.yaml"},
 		{"file size limit", "head -c 2000000 /dev/zero > big.bin", false, ""},
 	}
 	for _, tt := range tests {
@@ -255,7 +256,7 @@ func TestExpandHides(t *testing.T) {
 		got = append(got, strings.TrimPrefix(r.path, root+"/"))
 	}
 	slices.Sort(got)
-	want := []string{"a/b/c/other", "a/b/y", "a/x"}
+	want := []string{"a", "a/b", "a/b/c", "a/b/c/other", "a/b/y", "a/x"} // a, a/b and a/b/c listable only
 	if !slices.Equal(got, want) {
 		t.Errorf("expand = %v, want %v", got, want)
 	}
