@@ -221,8 +221,13 @@ func New(cfg Config) (*Sandbox, error) {
 	if s.status.Landlock && cfg.ABI < 6 {
 		s.status.Notes = append(s.status.Notes, "signals and abstract sockets are not scoped (needs ABI 6)")
 	}
-	if cfg.Limits.Processes > 0 && os.Geteuid() == 0 {
+	switch {
+	case cfg.Limits.Processes > 0 && os.Geteuid() == 0:
 		s.status.Notes = append(s.status.Notes, "the process limit does not bind root")
+	case cfg.Limits.Processes > 0:
+		if n := userTasks(os.Getuid()); n > cfg.Limits.Processes/2 {
+			s.status.Notes = append(s.status.Notes, fmt.Sprintf("the process limit (%d) counts every process and thread of this user, who runs %d already: raise it or run nanobot as a user of its own", cfg.Limits.Processes, n))
+		}
 	}
 	s.helper = cfg.Helper
 	if s.helper == "" {
@@ -353,6 +358,34 @@ func (sp *spec) canonical() {
 	internal := canon(sp.Write[:sp.Internal])
 	sp.Internal = len(internal)
 	sp.Write = append(internal, canon(sp.Write[sp.Internal:])...)
+}
+
+// userTasks counts the processes and threads of uid, as RLIMIT_NPROC
+// does.
+func userTasks(uid int) int {
+	dirs, _ := os.ReadDir("/proc")
+	n := 0
+	for _, d := range dirs {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var owner, threads int
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Uid:" {
+				fmt.Sscan(f[1], &owner)
+			} else if len(f) == 2 && f[0] == "Threads:" {
+				fmt.Sscan(f[1], &threads)
+			}
+		}
+		if owner == uid {
+			n += threads
+		}
+	}
+	return n
 }
 
 // within reports whether p is dir or lies under it.

@@ -342,3 +342,13 @@ func BenchmarkEchoHello(b *testing.B) {
 		})
 	}
 }
+
+func TestUserTasks(t *testing.T) {
+	// This process alone has several threads.
+	if n := userTasks(os.Getuid()); n < 1 {
+		t.Errorf("userTasks(%d) = %d, want at least this process", os.Getuid(), n)
+	}
+	if n := userTasks(1 << 30); n != 0 {
+		t.Errorf("userTasks of a user with no processes = %d", n)
+	}
+}
