@@ -29,13 +29,18 @@ var (
 // bound.
 func (c *call) codeExhaustion(lang, code string) {
 	code = escapedBreaks.Replace(code) // programs inside strings handed to exec()
-	if (reInfLoop.MatchString(code) || lang == "r" && reRepeat.MatchString(code)) && !reLoopExit.MatchString(code) {
+	lower := strings.ToLower(code)
+	loops := containsAny(lower, "while", "for", "loop", "until", "repeat", "iter", "itertools", "stream")
+	if loops && (reInfLoop.MatchString(code) || lang == "r" && reRepeat.MatchString(code)) && !reLoopExit.MatchString(code) {
 		c.deny("resource_exhaustion", lang+" runs an endless loop that never pauses")
 		return
 	}
 	power := rePower
 	if lang == "r" || lang == "julia" || lang == "lua" {
 		power = reCaret
+	}
+	if !reManyDigits.MatchString(code) && !strings.Contains(code, "**") && !strings.ContainsAny(code, "^eE<") {
+		return // no number large enough to matter
 	}
 	digits := hugestNumber(code, power)
 	switch {
@@ -45,6 +50,9 @@ func (c *call) codeExhaustion(lang, code string) {
 		c.deny("resource_exhaustion", lang+" allocates more memory than the machine has")
 	}
 }
+
+// reManyDigits finds a number of three digits or more.
+var reManyDigits = regexp.MustCompile(`\d{3}`)
 
 // reRepeat is R's endless loop.
 var reRepeat = regexp.MustCompile(`\brepeat\b`)

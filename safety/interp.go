@@ -346,6 +346,7 @@ func (c *call) judgeCode(lang string, a arg) {
 	match := func(re *regexp.Regexp, words ...string) bool {
 		return mentions(words...) && re.MatchString(code)
 	}
+	execCtx := reExecCall.MatchString(code)
 	hasSocket := match(reSocket, "sock", "tcp", "net", "connect", "socat")
 	connects := hasSocket && reConnect.MatchString(code)
 	evalExec := match(reEvalExec, "exec", "eval", "system", "popen", "spawn", "subprocess", "function", "assert", "iex", "invoke", "include", "require", "runin")
@@ -354,7 +355,7 @@ func (c *call) judgeCode(lang string, a arg) {
 		c.deny("reverse_shell", lang+" connects a shell to the network")
 	case evalExec && match(reFetch, "url", "http", "lwp", "get", "fetch", "webclient", "download", "iwr", "irm", "curl"):
 		c.deny("download_exec", lang+" downloads code and runs it")
-	case (evalExec || reExecCall.MatchString(code)) && reDecode.MatchString(code):
+	case (evalExec || execCtx) && reDecode.MatchString(code):
 		// Decoded text handed to eval or to a command runner alike.
 		c.deny("obfuscation", lang+" decodes a hidden program and runs it")
 	}
@@ -384,7 +385,7 @@ func (c *call) judgeCode(lang string, a arg) {
 		c.deny("destroy_data", lang+" deletes files in the home directory")
 	}
 	// Commands the program runs through a shell.
-	if reExecCall.MatchString(code) || lang == "perl" || lang == "ruby" || lang == "php" {
+	if execCtx || lang == "perl" || lang == "ruby" || lang == "php" {
 		for _, m := range reBacktick.FindAllStringSubmatch(code, -1) {
 			if lang != "node" {
 				c.j.lenient(c.owner, strings.ReplaceAll(m[1], "$(homedir())", "$HOME"), c.sc)
@@ -395,7 +396,6 @@ func (c *call) judgeCode(lang string, a arg) {
 		}
 	}
 	lits := reStrLit.FindAllStringSubmatchIndex(code, -1)
-	execCtx := reExecCall.MatchString(code)
 	var joined, texts []string
 	for _, m := range lits {
 		var s string
@@ -418,7 +418,9 @@ func (c *call) judgeCode(lang string, a arg) {
 	if mentions("http", "url", "sock", "connect", "fetch", "request", "tcp", "curl", "wget", "get(", "docker") {
 		c.judgeCodeDests(lang, code, texts)
 	}
-	c.codeDatabases(code, texts)
+	if mentions("sqlite", "database", "duckdb") {
+		c.codeDatabases(code, texts)
+	}
 	c.codeExhaustion(lang, code)
 }
 
