@@ -7,6 +7,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -131,6 +132,39 @@ type Exec struct {
 	Approver        string            `yaml:"approver"` // numeric Telegram user id; see Config.Owner
 	ApprovalTimeout time.Duration     `yaml:"approval_timeout"`
 	Categories      map[string]string `yaml:"categories"` // safety category → "allow" | "ask" | "deny"
+	Sandbox         string            `yaml:"sandbox"`    // SandboxAuto, SandboxLandlock or SandboxOff
+	SandboxPaths    SandboxPaths      `yaml:"sandbox_paths"`
+	Limits          Limits            `yaml:"limits"`
+	Network         string            `yaml:"network"` // NetworkAny, NetworkWeb or NetworkNone
+}
+
+// Values of Exec.Sandbox.
+const (
+	SandboxAuto     = "auto"
+	SandboxLandlock = "landlock"
+	SandboxOff      = "off"
+)
+
+// Values of Exec.Network.
+const (
+	NetworkAny  = "any"
+	NetworkWeb  = "web"
+	NetworkNone = "none"
+)
+
+// SandboxPaths are paths the owner adds to what sandboxed commands reach;
+// absolute after Load.
+type SandboxPaths struct {
+	Read  []string `yaml:"read"`
+	Write []string `yaml:"write"`
+}
+
+// Limits are the resource limits of a shell command; zero is unlimited.
+type Limits struct {
+	Memory    Size          `yaml:"memory"`    // data per process
+	Processes int           `yaml:"processes"` // processes and threads of the user
+	FileSize  Size          `yaml:"file_size"` // per file written
+	CPUTime   time.Duration `yaml:"cpu_time"`  // per process
 }
 
 // What an "ask" verdict of the command filter turns into.
@@ -297,6 +331,10 @@ func Default() *Config {
 				Approval:        ApprovalDeny,
 				ApprovalTimeout: 5 * time.Minute,
 				Categories:      map[string]string{},
+				Sandbox:         SandboxAuto,
+				SandboxPaths:    SandboxPaths{Read: []string{}, Write: []string{}},
+				Limits:          Limits{Memory: "1GiB", Processes: 256, FileSize: "1GiB"},
+				Network:         NetworkAny,
 			},
 			Web:        Web{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 1000000, Search: WebSearch{Timeout: 15 * time.Second}},
 			MCPServers: map[string]MCPServer{},
@@ -315,6 +353,33 @@ func Default() *Config {
 		Cron:      Cron{Enabled: true, MaxJobsPerChat: 50, Missed: MissedOnce},
 		Heartbeat: Heartbeat{Interval: 30 * time.Minute, File: "HEARTBEAT.md"},
 	}
+}
+
+// Size is an amount of bytes written with a unit: 512MiB, 1GiB, 10GB; a
+// plain number is bytes and 0 is unlimited.
+type Size string
+
+// Bytes parses the size.
+func (s Size) Bytes() (int64, error) {
+	v := strings.TrimSpace(string(s))
+	if v == "" {
+		return 0, nil
+	}
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: want a number with a unit, like 512MiB or 1GiB", v)
+	}
+	units := map[string]int64{"": 1, "B": 1, "K": 1 << 10, "KB": 1000, "KiB": 1 << 10, "M": 1 << 20, "MB": 1000 * 1000,
+		"MiB": 1 << 20, "G": 1 << 30, "GB": 1000 * 1000 * 1000, "GiB": 1 << 30, "T": 1 << 40, "TB": 1000 * 1000 * 1000 * 1000, "TiB": 1 << 40}
+	u, ok := units[strings.TrimSpace(v[i:])]
+	if !ok || n > (1<<62)/u {
+		return 0, fmt.Errorf("size %q: want a number with a unit, like 512MiB or 1GiB", v)
+	}
+	return n * u, nil
 }
 
 // Secret is a credential from the config. It prints and logs as REDACTED so that it cannot leak through

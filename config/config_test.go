@@ -118,6 +118,26 @@ func TestLoadErrors(t *testing.T) {
 			want: "config.yaml:3: invalid YAML: did not find expected node content",
 		},
 		{
+			name: "sandbox mode",
+			yaml: "tools:\n  exec:\n    sandbox: strict\n",
+			want: `config.yaml:3: tools.exec.sandbox: must be one of auto, landlock, off, not "strict"`,
+		},
+		{
+			name: "sandbox network",
+			yaml: "tools:\n  exec:\n    network: lan\n",
+			want: `config.yaml:3: tools.exec.network: must be one of any, web, none, not "lan"`,
+		},
+		{
+			name: "memory limit",
+			yaml: "tools:\n  exec:\n    limits:\n      memory: lots\n",
+			want: `config.yaml:4: tools.exec.limits.memory: size "lots": want a number with a unit, like 512MiB or 1GiB`,
+		},
+		{
+			name: "process limit",
+			yaml: "tools:\n  exec:\n    limits:\n      processes: 3\n",
+			want: "config.yaml:4: tools.exec.limits.processes: must be 0 (unlimited) or at least 16",
+		},
+		{
 			name: "unknown key with suggestion",
 			yaml: "agent:\n  max_iteratons: 5\n",
 			want: `config.yaml:2: agent.max_iteratons: unknown key (did you mean "max_iterations"?)`,
@@ -699,5 +719,39 @@ func TestCheckTelegram(t *testing.T) {
 				t.Errorf("CheckTelegram() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestSandboxPathsAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	data := []byte("tools:\n  exec:\n    sandbox_paths:\n      read: [~/projects, shared]\n      write: [/srv/scratch]\n")
+	c, err := Parse(filepath.Join(dir, "config.yaml"), data, env(map[string]string{"HOME": "/home/u"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SandboxPaths{Read: []string{"/home/u/projects", filepath.Join(dir, "shared")}, Write: []string{"/srv/scratch"}}
+	if diff := cmp.Diff(want, c.Tools.Exec.SandboxPaths); diff != "" {
+		t.Errorf("sandbox_paths (-want +got):\n%s", diff)
+	}
+	if n, err := c.Tools.Exec.Limits.Memory.Bytes(); err != nil || n != 1<<30 {
+		t.Errorf("default memory limit = %d, %v; want 1GiB", n, err)
+	}
+}
+
+func TestSizeBytes(t *testing.T) {
+	tests := []struct {
+		in   Size
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"", 0, true}, {"1024", 1024, true}, {"512MiB", 512 << 20, true}, {"1GiB", 1 << 30, true},
+		{"2G", 2 << 30, true}, {"10GB", 10_000_000_000, true}, {"64 KiB", 64 << 10, true},
+		{"lots", 0, false}, {"1PB", 0, false}, {"-1G", 0, false}, {"99999999999999999TiB", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := tt.in.Bytes()
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("Size(%q).Bytes() = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
 	}
 }

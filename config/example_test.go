@@ -103,6 +103,16 @@ func ExampleConfig_Redacted() {
 	//     approver: ""
 	//     approval_timeout: 5m
 	//     categories: {}
+	//     sandbox: auto
+	//     sandbox_paths:
+	//       read: []
+	//       write: []
+	//     limits:
+	//       memory: 1GiB
+	//       processes: 256
+	//       file_size: 1GiB
+	//       cpu_time: 0s
+	//     network: any
 	//   web:
 	//     enabled: true
 	//     allow_private: false

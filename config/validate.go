@@ -121,6 +121,19 @@ func (c *Config) normalize(dir string, env func(string) (string, bool)) []*Error
 	} else {
 		b.Dir = ""
 	}
+	for _, list := range []struct {
+		key   string
+		paths []string
+	}{{"tools.exec.sandbox_paths.read", c.Tools.Exec.SandboxPaths.Read}, {"tools.exec.sandbox_paths.write", c.Tools.Exec.SandboxPaths.Write}} {
+		for i := range list.paths {
+			abs, err := absPath(list.paths[i], dir, env)
+			if err != nil {
+				fail(fmt.Sprintf("%s[%d]", list.key, i), "%v", err)
+				continue
+			}
+			list.paths[i] = abs
+		}
+	}
 	t := &c.Channels.Telegram
 	for i, u := range t.AllowFrom {
 		n, ok := normalizeUser(u)
@@ -376,6 +389,25 @@ func (c *Config) checkTools(k *checker) {
 		k.fail("tools.exec.approval", noOwner)
 	}
 	k.positive("tools.exec.approval_timeout", e.ApprovalTimeout)
+	k.oneOf("tools.exec.sandbox", e.Sandbox, SandboxAuto, SandboxLandlock, SandboxOff)
+	k.oneOf("tools.exec.network", e.Network, NetworkAny, NetworkWeb, NetworkNone)
+	for _, sz := range []struct {
+		key string
+		val Size
+	}{{"tools.exec.limits.memory", e.Limits.Memory}, {"tools.exec.limits.file_size", e.Limits.FileSize}} {
+		if n, err := sz.val.Bytes(); err != nil {
+			k.fail(sz.key, "%v", err)
+		} else if n != 0 && n < 1<<20 {
+			k.fail(sz.key, "must be 0 (unlimited) or at least 1MiB")
+		}
+	}
+	k.atLeast("tools.exec.limits.processes", int64(e.Limits.Processes), 0)
+	if e.Limits.Processes > 0 && e.Limits.Processes < 16 {
+		k.fail("tools.exec.limits.processes", "must be 0 (unlimited) or at least 16")
+	}
+	if e.Limits.CPUTime < 0 {
+		k.fail("tools.exec.limits.cpu_time", "must not be negative")
+	}
 	for _, name := range slices.Sorted(maps.Keys(e.Categories)) {
 		key := "tools.exec.categories." + name
 		if !categoryName.MatchString(name) {

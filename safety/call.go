@@ -22,6 +22,11 @@ type callInfo struct {
 	sensitive bool   // reads secrets or data outside the workspace
 	shell     bool   // an interpreter reading a program from stdin
 	lister    string // lists file names under this workspace directory
+	endless   bool   // writes an endless stream (yes, cat /dev/zero)
+	// secretList lists files found by a search for credentials.
+	secretList bool
+	selfPID    bool // prints the process ids of nanobot (pgrep nanobot)
+	outside    bool // prints data it read outside the workspace
 }
 
 // call is the simple command being judged.
@@ -117,6 +122,8 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 		c.checkTainted()
 		c.dispatch()
 		c.passThrough()
+		c.endlessStream()
+		c.printsFound()
 		if c.name == "echo" || c.name == "printf" || c.name == "print" {
 			c.secretVars(ce)
 		}
@@ -124,7 +131,7 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 	if !c.noPathScan {
 		c.scanArgs()
 	}
-	c.selfCheck(s)
+	c.selfCheck()
 	if c.readsProgram {
 		c.stdinProgram()
 	}
@@ -155,7 +162,7 @@ func (c *call) checkTainted() {
 		return
 	}
 	if p, ok := c.j.resolve(c.argv[0], c.sc); ok {
-		if t, ok := c.sc.tainted[p]; ok {
+		if t, ok := c.sc.taintOf(p); ok {
 			c.deny(t, "runs a file produced by a download or decoder: "+p)
 		}
 	}
@@ -176,6 +183,8 @@ func (c *call) passThrough() {
 		c.ci.netClient = c.ci.netClient || p.netClient
 		c.ci.sensitive = c.ci.sensitive || p.sensitive
 		c.ci.decode = c.ci.decode || p.decode
+		c.ci.secretList = c.ci.secretList || p.secretList
+		c.ci.outside = c.ci.outside || p.outside
 		if c.name == "tee" {
 			// tee passes text through unchanged, so "echo ... | tee f | sh"
 			// can still be judged.
@@ -279,6 +288,8 @@ func (j *judge) assignCheck(c *call, as *syntax.Assign, standalone bool) {
 	case "PROMPT_COMMAND", "BASH_ENV", "ENV":
 		j.nested(c.owner, v, c.sc, as.Name.Value)
 	}
+	c.registryAssign(as.Name.Value, v.val)
+	c.envCommand(as.Name.Value, v)
 }
 
 // redirects judges the redirections of a statement that is not a simple
@@ -309,6 +320,9 @@ func (c *call) redirectsOf(rs []*syntax.Redirect) {
 		}
 		a := c.j.word(r.Word, c.sc)
 		if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
+			if !a.known() && (isShellName(c.name) || isInterpreter(c.name) || c.name == "exec") {
+				c.j.fdShells++
+			}
 			if isFD(a.val) || !a.known() {
 				continue
 			}
@@ -320,6 +334,9 @@ func (c *call) redirectsOf(rs []*syntax.Redirect) {
 		p, ok := c.j.resolve(a, c.sc)
 		if ok && isNetDevice(p) {
 			c.ci.netClient = true
+			if f := strings.Split(p, "/"); len(f) >= 5 {
+				c.judgeDest(f[3], f[4], p)
+			}
 			if r.Op == syntax.RdrIn {
 				c.stdinFile = p
 				continue
@@ -340,7 +357,9 @@ func (c *call) redirectsOf(rs []*syntax.Redirect) {
 				c.ci.sensitive = true
 			}
 		case syntax.AppOut, syntax.AppAll, syntax.AppClob, syntax.AppAllClob:
-			c.checkArg(a, accCreate)
+			if !(ok && c.keyscanAppend(p)) {
+				c.checkArg(a, accCreate)
+			}
 			if ok {
 				c.stdout = p
 			}
@@ -402,8 +421,8 @@ func (c *call) scanOne(a arg, acc access) {
 		return
 	}
 	if metaOnly(c.name) {
-		if p, ok := c.j.resolve(arg{val: v}, c.sc); ok && isRawDevice(p) {
-			return // looks at the device node, not its contents
+		if p, ok := c.j.resolve(arg{val: v}, c.sc); ok && (isRawDevice(p) || c.j.isProtected(p, false)) {
+			return // looks at the node, not at what it holds
 		}
 	}
 	c.checkArg(arg{val: v}, acc)
@@ -417,26 +436,81 @@ func metaOnly(name string) bool {
 	return false
 }
 
-// selfCheck refuses commands that stop or alter nanobot by name.
-func (c *call) selfCheck(s *syntax.Stmt) {
+// selfCheck refuses stopping or changing the running bot: its processes,
+// its service unit and its container, named by the bot's own names. Files
+// are judged by their paths elsewhere; a name inside a path (as in
+// ~/.nanobot/workspace) says nothing about what a command does.
+func (c *call) selfCheck() {
+	self := func(v string) bool {
+		for _, n := range c.j.p.selfNames {
+			if containsWord(v, n) {
+				return true
+			}
+		}
+		return false
+	}
+	ops := func() []string {
+		var out []string
+		for _, a := range c.argv[1:] {
+			if !strings.HasPrefix(a.val, "-") {
+				out = append(out, a.val)
+			}
+		}
+		return out
+	}
+	anySelf := func(ws []string) bool {
+		for _, w := range ws {
+			if self(w) {
+				return true
+			}
+		}
+		return false
+	}
+	stop := func(what string) { c.deny("self_tamper", what+" nanobot itself") }
 	switch c.name {
-	case "kill", "pkill", "killall", "systemctl", "service", "docker", "podman", "rm", "mv", "cp",
-		"truncate", "tee", "dd", "ln", "chmod", "chown", "shred", "install", "sed", "pgrep", "skill", "launchctl", "sv", "supervisorctl", "pm2":
-	default:
-		return
-	}
-	if c.name == "pgrep" {
-		return
-	}
-	var sb strings.Builder
-	syntax.NewPrinter(syntax.Minify(true)).Print(&sb, s)
-	text := sb.String()
-	for _, n := range c.j.p.selfNames {
-		if containsWord(text, n) {
-			c.deny("self_tamper", "acts on nanobot itself ("+n+")")
-			return
+	case "pkill", "killall", "skill", "slay", "killall5":
+		if anySelf(argTexts(c.argv[1:])) {
+			stop("stops")
+		}
+	case "kill":
+		for _, a := range c.argv[1:] {
+			if a.self {
+				stop("kills")
+				return
+			}
+		}
+		for _, p := range c.in {
+			if p.selfPID {
+				stop("kills")
+				return
+			}
+		}
+	case "pgrep", "pidof":
+		c.ci.selfPID = anySelf(ops())
+	case "systemctl", "service", "rc-service", "sv", "supervisorctl", "pm2", "launchctl", "initctl", "s6-svc", "runit":
+		words := ops()
+		if len(words) > 0 && anySelf(words) && !readOnlyVerb(words) {
+			stop("stops or changes the service unit of")
+		}
+	case "docker", "podman", "nerdctl", "docker-compose", "podman-compose":
+		words := ops()
+		if len(words) > 1 && anySelf(words[1:]) && !readOnlyVerb(words) {
+			stop("stops or changes the container of")
 		}
 	}
+}
+
+// readOnlyVerb reports whether the words of a service or container command
+// only look.
+func readOnlyVerb(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "status", "show", "cat", "is-active", "is-enabled", "is-failed", "list-units", "list-dependencies",
+			"logs", "inspect", "ps", "top", "stats", "port", "list", "ls", "info", "print", "describe", "help", "jlist", "monit", "events", "diff", "history":
+			return true
+		}
+	}
+	return false
 }
 
 func containsWord(text, w string) bool {
@@ -481,7 +555,7 @@ func (c *call) stdinProgram() {
 		if isNetDevice(c.stdinFile) {
 			c.deny("reverse_shell", "runs a program read from a network socket")
 		}
-		if t, ok := c.sc.tainted[c.stdinFile]; ok {
+		if t, ok := c.sc.taintOf(c.stdinFile); ok {
 			c.deny(t, "runs a file produced by a download or decoder: "+c.stdinFile)
 		}
 		return

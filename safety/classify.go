@@ -23,7 +23,7 @@ var homeSecrets = []string{
 	".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".config/gh", ".config/hub",
 	".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json", ".cargo/credentials",
 	".cargo/credentials.toml", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
-	".config/chromium", ".my.cnf", ".s3cfg", ".boto", ".oci", ".config/rclone", ".config/op",
+	".config/chromium", ".cache/google-chrome", ".cache/chromium", ".cache/mozilla", ".config/BraveSoftware", ".my.cnf", ".s3cfg", ".boto", ".oci", ".config/rclone", ".config/op",
 	".env", ".gem/credentials", ".config/containers/auth.json", ".config/pip/pip.conf",
 	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history",
 	".mysql_history", ".node_repl_history", ".sqlite_history", ".local/share/fish/fish_history",
@@ -74,6 +74,9 @@ var logPaths = []string{
 }
 
 var tempDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// softwareDirs hold installed programs and their data, readable by all.
+var softwareDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/snap", "/nix/store", "/proc", "/sys"}
 
 var benignDevices = []string{
 	"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd",
@@ -335,6 +338,8 @@ func (j *judge) classifyWrite(p string, overwrite bool) (string, string) {
 	switch {
 	case j.isProtected(p, false):
 		return "self_tamper", "modifies nanobot's own config, database or binary: " + p
+	case j.isSelfUnit(p):
+		return "self_tamper", "changes nanobot's service unit: " + p
 	case isNetDevice(p):
 		return "exfiltration", "writes to a network socket: " + p
 	case p == "/proc/sysrq-trigger":
@@ -349,8 +354,10 @@ func (j *judge) classifyWrite(p string, overwrite bool) (string, string) {
 		return "anti_forensics", "tampers with logs or shell history: " + p
 	case under(p, "/etc/sudoers") || under(p, "/etc/sudoers.d"):
 		return "system_config", "modifies sudo rules: " + p
-	case j.p.home != "" && under(p, j.p.home+"/.ssh/known_hosts"):
-		return "", ""
+	case j.p.home != "" && (under(p, j.p.home+"/.ssh/known_hosts") || under(p, j.p.home+"/.ssh/known_hosts2")):
+		return "persistence", "changes which SSH servers this machine trusts: " + p
+	case j.p.home != "" && under(p, j.p.home+"/.ssh/config"):
+		return "persistence", "changes the SSH client's configuration, which can run commands: " + p
 	case anyUnder(p, j.homePaths(homePersistence)) || anyUnder(p, systemPersistence):
 		return "persistence", "modifies a file that runs code at login, boot or on schedule: " + p
 	case j.isSecret(p):
@@ -359,8 +366,30 @@ func (j *judge) classifyWrite(p string, overwrite bool) (string, string) {
 		return "system_config", "modifies system files: " + p
 	case overwrite:
 		return "destroy_data", "overwrites a file outside the workspace: " + p
+	case isDatabaseFile(p):
+		return "destroy_data", "writes into another program's database outside the workspace: " + p
 	}
 	return "", ""
+}
+
+// unitDirs hold systemd units.
+var unitDirs = []string{"/etc/systemd", "/lib/systemd", "/usr/lib/systemd", "/run/systemd"}
+
+// isSelfUnit reports whether p is a service unit named after nanobot.
+func (j *judge) isSelfUnit(p string) bool {
+	dirs := unitDirs
+	if j.p.home != "" {
+		dirs = append(dirs, j.p.home+"/.config/systemd", j.p.home+"/.local/share/systemd")
+	}
+	if !anyUnder(p, dirs) {
+		return false
+	}
+	for _, n := range j.p.selfNames {
+		if containsWord(path.Base(p), n) {
+			return true
+		}
+	}
+	return false
 }
 
 func (j *judge) classifyDelete(p string) (string, string) {
@@ -368,6 +397,8 @@ func (j *judge) classifyDelete(p string) (string, string) {
 	switch {
 	case j.isProtected(p, false):
 		return "self_tamper", "deletes nanobot's own config, database or binary: " + p
+	case j.isSelfUnit(p):
+		return "self_tamper", "deletes nanobot's service unit: " + p
 	case anyUnder(p, j.homePaths(homeHistory)) || anyUnder(p, logPaths):
 		return "anti_forensics", "deletes logs or shell history: " + p
 	case isRawDevice(p):
@@ -413,6 +444,9 @@ func (c *call) checkPath(p string, acc access) string {
 // for destructive access.
 func (c *call) checkArg(a arg, acc access) string {
 	p, ok := c.j.resolve(a, c.sc)
+	if ok && (acc == accRead || acc == accReadTree) && !c.j.inWorkspace(p) && !isTemp(p) && !anyUnder(p, benignDevices) && !anyUnder(p, softwareDirs) {
+		c.ci.outside = true
+	}
 	if !ok {
 		switch acc {
 		case accDelete, accWrite:

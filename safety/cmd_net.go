@@ -17,6 +17,7 @@ func registerNetHandlers(reg func(func(*call), ...string)) {
 	reg((*call).mail, "mail", "mailx", "sendmail", "mutt", "msmtp", "ssmtp", "swaks", "neomutt", "s-nail")
 	reg((*call).lookup, "dig", "nslookup", "host", "ping", "ping6", "traceroute", "drill", "whois")
 	reg((*call).ftp, "ftp", "tftp", "lftp", "smbclient", "ncftp", "ncftpput")
+	reg((*call).ztcp, "ztcp", "zsocket")
 }
 
 // urlArg reports whether a looks like a URL or host.
@@ -50,6 +51,8 @@ func (c *call) curl() {
 	toStdout := true
 	var outs []arg
 	remoteName := false
+	method := ""
+	var targets []string
 	valueOpts := map[string]bool{}
 	for _, o := range []string{"-X", "--request", "-H", "--header", "-u", "--user", "-A", "--user-agent", "-e", "--referer",
 		"-b", "--cookie", "-c", "--cookie-jar", "-m", "--max-time", "-w", "--write-out", "-x", "--proxy", "-U",
@@ -139,6 +142,30 @@ func (c *call) curl() {
 			if f, ok := val(); ok {
 				c.checkArg(f, accRead)
 			}
+		case "--url":
+			if u, ok := val(); ok {
+				c.judgeTarget(u.val, "curl")
+				if remoteName {
+					outs = append(outs, arg{val: urlBase(u.val)})
+				}
+			}
+		case "--resolve", "--connect-to":
+			// host:port:address and host:port:host2:port2 name the address
+			// really connected to.
+			if r, ok := val(); ok {
+				f := strings.Split(strings.TrimPrefix(r.val, "+"), ":")
+				if len(f) >= 3 {
+					c.judgeDest(strings.Trim(f[2], "[]"), f[1], "curl")
+				}
+			}
+		case "--unix-socket", "--abstract-unix-socket":
+			if sock, ok := val(); ok && isEngineSocket(sock.val) {
+				c.deny("privilege", "curl drives the container engine through its socket: "+sock.val)
+			}
+		case "-X", "--request":
+			if m, ok := val(); ok {
+				method = strings.ToUpper(m.val)
+			}
 		default:
 			switch {
 			case valueOpts[name] && !hasInline:
@@ -162,11 +189,16 @@ func (c *call) curl() {
 				if strings.HasPrefix(strings.ToLower(v), "file://") {
 					c.scanOne(a, accRead)
 				}
+				c.judgeTarget(v, "curl")
+				targets = append(targets, v)
 				if remoteName {
 					outs = append(outs, arg{val: urlBase(v)})
 				}
 			}
 		}
+	}
+	if method == "DELETE" {
+		c.httpDelete(targets)
 	}
 	for _, o := range outs {
 		if c.checkArg(o, accWrite) == "" {
@@ -217,6 +249,10 @@ func (c *call) wget() {
 		if o.subst {
 			c.deny("exfiltration", "puts command output into a request URL")
 		}
+		c.judgeTarget(o.val, "wget")
+	}
+	if m, ok := hasOpt(opts, "method"); ok && strings.EqualFold(m.val, "DELETE") {
+		c.httpDelete(argTexts(ops))
 	}
 	if out, ok := hasOpt(opts, "O", "output-document"); ok {
 		if out.val == "-" {
@@ -247,9 +283,18 @@ func (c *call) wget() {
 func (c *call) fetcher() {
 	c.noPathScan = true
 	out := false
+	var targets []string
+	deleting := false
 	for k, a := range c.argv[1:] {
 		if a.subst {
 			c.deny("exfiltration", "puts command output into a request")
+		}
+		if !strings.HasPrefix(a.val, "-") {
+			c.judgeTarget(a.val, c.name)
+			if strings.ContainsAny(a.val, ":./") {
+				targets = append(targets, a.val)
+			}
+			deleting = deleting || a.val == "DELETE"
 		}
 		if (a.val == "-o" || a.val == "-O" || a.val == "--output" || a.val == "-d" || a.val == "--download") && k+2 < len(c.argv) {
 			if c.argv[k+2].val != "-" {
@@ -260,6 +305,9 @@ func (c *call) fetcher() {
 			_, f, _ := strings.Cut(a.val, "@")
 			c.dataFile(arg{val: f}, c.name)
 		}
+	}
+	if deleting {
+		c.httpDelete(targets)
 	}
 	if c.name == "aria2c" {
 		return
@@ -281,6 +329,17 @@ func (c *call) netcat() {
 	if has(opts, "l", "listen") {
 		c.ask("network_listener", c.name+" listens for network connections")
 		return
+	}
+	if len(ops) > 0 {
+		if has(opts, "U", "unixsock") {
+			c.judgeTarget(ops[0].val, c.name)
+		} else {
+			port := ""
+			if len(ops) > 1 {
+				port = ops[1].val
+			}
+			c.judgeDest(ops[0].val, port, c.name)
+		}
 	}
 	if has(opts, "z") || len(ops) == 0 {
 		return
@@ -312,6 +371,7 @@ func (c *call) socat() {
 	}
 	hasExec, hasNet, listen := false, false, false
 	for _, a := range addrs {
+		c.socatDest(a)
 		switch {
 		case strings.HasPrefix(a, "exec:") || strings.HasPrefix(a, "system:") || strings.Contains(a, "pty") || strings.HasPrefix(a, "file:`tty`") || strings.HasPrefix(a, "file:$(tty)"):
 			hasExec = true
@@ -337,10 +397,65 @@ func (c *call) socat() {
 	}
 }
 
+// ztcp judges zsh's socket builtins (zmodload zsh/net/tcp): a connection
+// whose descriptor lands in $REPLY.
+func (c *call) ztcp() {
+	c.noPathScan = true
+	_, ops := c.split(optSpec{short: "d"})
+	if c.name == "ztcp" && c.hasAnyOpt("-l", "-a") {
+		c.ask("network_listener", "ztcp listens for network connections")
+		return
+	}
+	if len(ops) > 0 && !c.hasAnyOpt("-c") {
+		port := ""
+		if len(ops) > 1 {
+			port = ops[1].val
+		}
+		if c.name == "ztcp" {
+			c.judgeDest(ops[0].val, port, "ztcp")
+		} else {
+			c.judgeTarget(ops[0].val, "zsocket")
+		}
+		c.j.sockets++
+		c.netSend()
+	}
+}
+
 func (c *call) telnet() {
 	c.noPathScan = true
+	_, ops := c.split(optSpec{short: "belnkX"})
+	if len(ops) > 0 {
+		port := ""
+		if len(ops) > 1 {
+			port = ops[1].val
+		}
+		c.judgeDest(ops[0].val, port, "telnet")
+	}
 	if len(c.argv) > 1 {
 		c.netSend()
+	}
+}
+
+// socatDest judges the destination of one socat address.
+func (c *call) socatDest(a string) {
+	kind, rest, ok := strings.Cut(a, ":")
+	if !ok {
+		return
+	}
+	rest, _, _ = strings.Cut(rest, ",")
+	switch {
+	case strings.HasPrefix(kind, "unix") || strings.HasPrefix(kind, "abstract") || kind == "gopen" || kind == "open":
+		if isEngineSocket(rest) {
+			c.deny("privilege", "socat drives the container engine through its socket: "+rest)
+		}
+	case strings.Contains(kind, "listen") || strings.HasSuffix(kind, "-l"):
+	case strings.HasPrefix(kind, "tcp") || strings.HasPrefix(kind, "udp") || strings.HasPrefix(kind, "openssl") ||
+		strings.HasPrefix(kind, "ssl") || strings.HasPrefix(kind, "sctp") || strings.HasPrefix(kind, "dccp"):
+		host, port := splitHostPort(rest)
+		if i := strings.LastIndexByte(rest, ':'); i > 0 && port == "" && !strings.HasPrefix(rest, "[") {
+			host, port = rest[:i], rest[i+1:]
+		}
+		c.judgeDest(host, port, "socat")
 	}
 }
 
@@ -350,6 +465,12 @@ func (c *call) openssl() {
 	}
 	switch c.argv[1].val {
 	case "s_client":
+		for k, a := range c.argv[2:] {
+			if (a.val == "-connect" || a.val == "-host") && k+3 < len(c.argv) {
+				host, port := splitHostPort(c.argv[k+3].val)
+				c.judgeDest(host, port, "openssl s_client")
+			}
+		}
 		c.netSend()
 	case "s_server":
 		c.ask("network_listener", "openssl s_server listens for network connections")

@@ -10,7 +10,7 @@ func registerPackageHandlers(reg func(func(*call), ...string)) {
 	reg((*call).sysPkg, "yum", "dnf", "microdnf", "zypper", "apk", "snap", "flatpak", "brew", "port", "emerge",
 		"xbps-install", "pkg", "nix-env", "opkg", "eopkg", "swupd", "pacman", "yay", "paru", "pamac")
 	reg((*call).pip, "pip", "pip3", "pip2", "pipx", "uv", "conda", "mamba", "micromamba", "easy_install")
-	reg((*call).npm, "npm", "pnpm", "yarn", "bun-pm", "cnpm")
+	reg((*call).npm, "npm", "pnpm", "yarn", "bun-pm", "cnpm", "npx", "pnpx", "bunx")
 	reg((*call).langPkg, "gem", "cargo", "rustup", "go", "composer", "luarocks", "cpan", "cpanm", "opam", "stack", "cabal",
 		"dotnet", "asdf", "sdk", "nvm", "pyenv", "rbenv", "volta", "mise", "twine", "poetry", "flit", "hatch", "bundle",
 		"deno-install", "corepack", "nix", "guix", "gradle", "mvn")
@@ -144,13 +144,45 @@ func (c *call) inVenv(opts []opt) bool {
 	return false
 }
 
+// projectInstall reports whether pip installs only what the workspace's
+// project declares: requirement files, editable and local paths in it.
+func (c *call) projectInstall(opts []opt, targets []arg) bool {
+	n := 0
+	for _, o := range opts {
+		switch o.name {
+		case "r", "requirement", "c", "constraint", "e", "editable":
+			if p, ok := c.j.resolve(o.val, c.sc); !ok || !c.j.inWorkspace(p) {
+				return false
+			}
+			n++
+		}
+	}
+	for _, t := range targets {
+		if !(strings.HasPrefix(t.val, ".") || strings.HasPrefix(t.val, "/") || strings.Contains(t.val, "/")) {
+			return false // a package of the index
+		}
+		if p, ok := c.j.resolve(t, c.sc); !ok || !c.j.inWorkspace(p) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
 func (c *call) pip() {
 	c.noPathScan = true
 	opts, ops := c.split(optSpec{short: "rcetipn", long: []string{"requirement", "constraint", "editable", "target", "prefix",
 		"root", "index-url", "extra-index-url", "find-links", "python", "src", "upgrade-strategy", "platform", "python-version",
 		"implementation", "abi", "cache-dir", "log", "proxy", "retries", "timeout", "exists-action", "trusted-host", "cert",
-		"client-cert", "progress-bar", "config-settings", "global-option", "name", "prefix", "channel", "file"}})
+		"client-cert", "progress-bar", "config-settings", "global-option", "name", "prefix", "channel", "file", "index", "default-index"}})
 	if len(ops) == 0 {
+		return
+	}
+	if len(ops) > 1 && c.name == "uv" && ops[0].val == "pip" {
+		if c.packageSources(ops[1:]) {
+			return
+		}
+	} else if c.packageSources(ops) {
 		return
 	}
 	v := ops[0].val
@@ -191,7 +223,7 @@ func (c *call) pip() {
 			c.ask("package_install", "pip "+v+" outside a virtual environment")
 			return
 		}
-		if c.inVenv(opts) {
+		if c.inVenv(opts) || v == "install" && c.projectInstall(opts, ops[1:]) {
 			return
 		}
 		c.ask("package_install", "pip "+v+" outside a workspace virtual environment")
@@ -213,9 +245,10 @@ func (c *call) npm() {
 			global = true
 		}
 	}
-	if len(ops) == 0 {
+	if c.packageSources(ops) || len(ops) == 0 {
 		return
 	}
+	c.scriptServer(ops)
 	v := ops[0].val
 	if c.name == "yarn" && v == "global" {
 		global = true
@@ -247,8 +280,8 @@ func (c *call) npm() {
 
 func (c *call) langPkg() {
 	c.noPathScan = true
-	opts, ops := c.split(optSpec{short: "iC", long: []string{"install-dir", "root", "path", "tree", "bindir", "target", "version", "features", "git", "branch", "tag", "rev", "registry", "index", "manifest-path", "profile", "mode"}})
-	if len(ops) == 0 {
+	opts, ops := c.split(optSpec{short: "iC", long: []string{"install-dir", "root", "path", "tree", "bindir", "target", "version", "features", "git", "branch", "tag", "rev", "registry", "index", "manifest-path", "profile", "mode", "source"}})
+	if c.packageSources(ops) || len(ops) == 0 {
 		return
 	}
 	v := ops[0].val
@@ -296,7 +329,11 @@ func (c *call) langPkg() {
 	case "go":
 		switch v {
 		case "install":
-			global = true
+			for _, o := range ops[1:] {
+				if strings.Contains(o.val, "@") || !strings.HasPrefix(o.val, ".") && !strings.HasPrefix(o.val, "/") {
+					global = true // a module from the network, not one of the workspace
+				}
+			}
 		case "run":
 			for _, o := range ops[1:] {
 				if strings.Contains(o.val, "@") && !strings.HasPrefix(o.val, "-") {

@@ -19,7 +19,10 @@ func commandHandlers() map[string]func(*call) {
 	}
 	reg((*call).shell, "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "busybox-sh")
 	reg((*call).interp, "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php",
-		"lua", "luajit", "pwsh", "powershell", "Rscript", "deno", "bun", "irb", "jshell", "tclsh", "osascript", "julia")
+		"lua", "luajit", "lua5.1", "lua5.2", "lua5.3", "lua5.4", "pwsh", "powershell", "Rscript", "R", "deno", "bun",
+		"irb", "jshell", "tclsh", "wish", "expect", "osascript", "julia", "elixir", "erl", "racket", "guile", "sbcl",
+		"clisp", "groovy", "scala", "bb", "clojure", "clj", "crystal", "swift", "qjs", "jjs", "rhino", "tsx", "ts-node",
+		"ghc", "ocaml", "nim", "dart")
 	reg((*call).eval, "eval")
 	reg((*call).source, "source", ".")
 	reg((*call).trap, "trap")
@@ -37,7 +40,11 @@ func commandHandlers() map[string]func(*call) {
 	reg((*call).su, "su", "runuser", "sg")
 	reg((*call).watch, "watch")
 	reg((*call).script, "script")
-	reg((*call).lister, "ls", "fd", "fdfind", "tree", "exa", "eza")
+	reg((*call).lister, "ls", "tree", "exa", "eza")
+	reg((*call).fd, "fd", "fdfind")
+	reg((*call).locate, "locate", "plocate", "mlocate", "slocate")
+	reg((*call).parallel, "parallel")
+	reg((*call).jq, "jq", "yq", "gojq", "jaq")
 	reg((*call).history, "history")
 	reg((*call).printenv, "printenv")
 	reg((*call).psCmd, "ps")
@@ -45,6 +52,10 @@ func commandHandlers() map[string]func(*call) {
 	registerSystemHandlers(reg)
 	registerNetHandlers(reg)
 	registerPackageHandlers(reg)
+	registerRemoteHandlers(reg)
+	registerRunnerHandlers(reg)
+	registerSettingsHandlers(reg)
+	registerServerHandlers(reg)
 	return h
 }
 
@@ -102,7 +113,7 @@ func noScan(name string) bool {
 	switch name {
 	case "echo", "printf", "true", "false", ":", "test", "[", "expr", "seq", "sleep", "date", "man", "which",
 		"type", "whatis", "apropos", "help", "info", "tldr", "whereis", "basename", "dirname", "realpath",
-		"readlink", "git", "curl", "wget", "ssh", "docker", "podman", "kubectl", "jq", "yq", "notify-send",
+		"readlink", "git", "curl", "wget", "ssh", "docker", "podman", "kubectl", "notify-send",
 		"logger", "wall", "write", "say", "espeak", "figlet", "cowsay", "bc", "dc", "calc", "units", "factor",
 		"hash", "command", "compgen", "complete", "getopts", "read", "let", "shift", "return", "exit", "wait":
 		return true
@@ -136,13 +147,22 @@ func interpLang(n string) string {
 		return "node"
 	case n == "php" || strings.HasPrefix(n, "php") && isNumber(strings.ReplaceAll(n[3:], ".", "")):
 		return "php"
-	case n == "lua" || n == "luajit":
+	case n == "lua" || n == "luajit" || strings.HasPrefix(n, "lua5."):
 		return "lua"
 	case n == "pwsh" || n == "powershell":
 		return "pwsh"
-	case n == "Rscript":
+	case n == "Rscript" || n == "R":
 		return "r"
-	case n == "tclsh" || n == "osascript" || n == "julia" || n == "jshell":
+	case n == "tclsh" || n == "wish" || n == "expect":
+		return "tclsh"
+	case n == "tsx" || n == "ts-node" || n == "qjs" || n == "jjs" || n == "rhino":
+		return "node"
+	case n == "clojure" || n == "clj" || n == "bb":
+		return "clojure"
+	case n == "sbcl" || n == "clisp" || n == "racket" || n == "guile":
+		return "lisp"
+	case n == "osascript" || n == "julia" || n == "jshell" || n == "elixir" || n == "erl" || n == "groovy" ||
+		n == "scala" || n == "crystal" || n == "swift" || n == "ghc" || n == "ocaml" || n == "nim" || n == "dart":
 		return n
 	}
 	return ""
@@ -189,6 +209,9 @@ func (c *call) shell() {
 	c.noPathScan = true
 	i, opts := parseOpts(c.argv, 1, optSpec{short: "oO", long: []string{"rcfile", "init-file"}})
 	ops := c.argv[i:]
+	if has(opts, "p", "privileged") && c.name != "fish" && c.name != "csh" && c.name != "tcsh" {
+		c.deny("privilege", c.name+" -p keeps the privileges of a set-user-ID program")
+	}
 	if has(opts, "c", "command") {
 		if len(ops) > 0 {
 			c.j.nested(c.owner, ops[0], c.sc, c.name+" -c")
@@ -224,7 +247,7 @@ func (c *call) runFile(a arg) {
 		c.deny("reverse_shell", "runs a program read from a network socket")
 		return
 	}
-	if t, ok := c.sc.tainted[p]; ok {
+	if t, ok := c.sc.taintOf(p); ok {
 		c.deny(t, "runs a file produced by a download or decoder: "+p)
 		return
 	}
@@ -461,7 +484,12 @@ func (c *call) find() {
 	}
 	expr := args[i:]
 	filtered := false
-	for _, e := range expr {
+	hunt := false
+	for k, e := range expr {
+		if (e.val == "-name" || e.val == "-iname" || e.val == "-path" || e.val == "-ipath" || e.val == "-regex" ||
+			e.val == "-iregex" || e.val == "-wholename") && k+1 < len(expr) && secretName(expr[k+1].val) {
+			hunt = true
+		}
 		switch e.val {
 		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename", "-newer",
 			"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user", "-group",
@@ -471,6 +499,14 @@ func (c *call) find() {
 		if strings.HasPrefix(e.val, "-newer") {
 			filtered = true
 		}
+	}
+	outside := false
+	for _, r := range roots {
+		outside = outside || c.outsideWorkspace(r)
+	}
+	hunt = hunt && outside
+	if hunt {
+		c.ci.secretList = true
 	}
 	var items []arg
 	for _, r := range roots {
@@ -496,6 +532,16 @@ func (c *call) find() {
 				end++
 			}
 			inner := expr[k+1 : min(end, len(expr))]
+			if !hunt && outside && len(inner) > 1 && (baseName(inner[0].val) == "grep" || baseName(inner[0].val) == "egrep") {
+				for _, a := range inner[1:] {
+					if !strings.HasPrefix(a.val, "-") && secretText(a.val) {
+						c.deny("secrets", "searches the files it finds outside the workspace for credentials")
+					}
+				}
+			}
+			if hunt {
+				c.secretHunt(inner)
+			}
 			for _, it := range items {
 				argv := make([]arg, 0, len(inner))
 				for _, a := range inner {
@@ -542,7 +588,11 @@ func (c *call) grep() {
 	}
 	opts, ops := c.split(optSpec{short: short, long: []string{"regexp", "file", "max-count", "after-context",
 		"before-context", "context", "devices", "directories", "glob", "type", "type-not", "replace", "include", "exclude", "exclude-dir"}})
-	if !has(opts, "e", "f", "regexp", "file") && len(ops) > 0 && !has(opts, "files") {
+	pattern := ""
+	if e, ok := hasOpt(opts, "e", "regexp"); ok {
+		pattern = e.val
+	} else if !has(opts, "f", "file") && len(ops) > 0 && !has(opts, "files") {
+		pattern = ops[0].val
 		ops = ops[1:]
 	}
 	if f, ok := hasOpt(opts, "f", "file"); ok {
@@ -562,6 +612,32 @@ func (c *call) grep() {
 	if has(opts, "l", "files-with-matches", "files", "L") && c.sc.cwd != "" && c.j.inWorkspace(c.sc.cwd) {
 		c.ci.lister = c.sc.cwd
 	}
+	for _, inc := range c.optValues("--include", "-g", "--glob") {
+		if secretName(inc.val) {
+			pattern = "secret" // searches the files that hold credentials, whatever for
+		}
+	}
+	if secretText(pattern) && c.stdinFile == "" && len(c.in) > 0 {
+		for _, p := range c.in {
+			if p.outside || p.sensitive {
+				c.deny("secrets", c.name+" picks credentials out of data read outside the workspace")
+			}
+		}
+	}
+	if secretText(pattern) && len(c.in) == 0 && c.stdinFile == "" {
+		outside := false
+		for _, o := range ops {
+			p, ok := c.j.resolve(o, c.sc)
+			outside = outside || !ok || (tree || o.glob) && !c.j.inWorkspace(p) && !isTemp(p)
+		}
+		switch {
+		case !outside:
+		case has(opts, "l", "files-with-matches", "L", "files-without-match", "c", "count", "q", "quiet"):
+			c.ci.secretList = true
+		default:
+			c.deny("secrets", c.name+" searches files outside the workspace for credentials and prints them")
+		}
+	}
 }
 
 func (c *call) sed() {
@@ -576,6 +652,9 @@ func (c *call) sed() {
 	}
 	if reSedExec.MatchString(script) {
 		c.deny("obfuscation", "sed script executes commands")
+		if m := reSedCmd.FindStringSubmatch(script); m != nil {
+			c.j.nested(c.owner, arg{val: m[1]}, c.sc, "sed e")
+		}
 	}
 	acc := accRead
 	if has(opts, "i", "in-place") {
@@ -588,7 +667,8 @@ func (c *call) sed() {
 
 var (
 	rePrintfVerb = regexp.MustCompile(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`)
-	reSedExec    = regexp.MustCompile(`(^|[;\n}])\s*e\b|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
+	reSedExec    = regexp.MustCompile(`(^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e(\s|$|;)|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
+	reSedCmd     = regexp.MustCompile(`(?:^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e\s+([^;\n]+)`)
 	reAwkSystem  = regexp.MustCompile(`system\s*\(`)
 	reAwkGetline = regexp.MustCompile(`("[^"]*")\s*\|\s*getline`)
 	reAwkPipe    = regexp.MustCompile(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`)
@@ -618,6 +698,7 @@ func (c *call) awk() {
 
 // awkProgram judges the commands an awk program runs.
 func (c *call) awkProgram(code string) {
+	c.codeExhaustion("awk", code)
 	for _, m := range reAwkSystem.FindAllStringIndex(code, -1) {
 		inner := balanced(code[m[1]:])
 		c.j.nested(c.owner, arg{val: awkConcat(inner)}, c.sc, "awk system()")

@@ -31,6 +31,7 @@ func registerSystemHandlers(reg func(func(*call), ...string)) {
 	reg((*call).docker, "docker", "podman", "nerdctl", "docker-compose", "podman-compose")
 	reg((*call).kubectl, "kubectl", "oc", "k3s", "microk8s")
 	reg((*call).helm, "helm", "minikube", "kind", "k3d")
+	reg((*call).lxc, "lxc", "incus")
 	reg((*call).git, "git")
 	reg((*call).gh, "gh", "glab")
 	reg((*call).secretTool, "gpg", "gpg2", "security", "secret-tool", "pass", "keyctl", "vault", "op", "bw",
@@ -493,10 +494,35 @@ func (c *call) kubectl() {
 	c.ask("containers", "kubectl "+verb+" changes the cluster")
 }
 
+// lxc judges LXD and Incus: privileged containers and host disks handed
+// to a container are root on the host; other changes are asked about.
+func (c *call) lxc() {
+	c.noPathScan = true
+	joined := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
+	switch {
+	case strings.Contains(joined, "security.privileged=true") || strings.Contains(joined, "security.privileged true") ||
+		strings.Contains(joined, " source=/ ") || strings.Contains(joined, "raw.lxc") || strings.Contains(joined, "security.nesting=true"):
+		c.deny("privilege", c.name+" gives a container the host")
+	case len(c.argv) < 2:
+	default:
+		switch c.argv[1].val {
+		case "list", "ls", "info", "version", "remote", "image", "profile", "config", "storage", "network", "query", "monitor", "help":
+			if c.argv[1].val != "config" || strings.Contains(joined, " show ") || strings.Contains(joined, " get ") {
+				return
+			}
+		}
+		c.ask("containers", c.name+" "+c.argv[1].val+" changes containers")
+	}
+}
+
 func (c *call) helm() {
 	c.noPathScan = true
 	_, ops := c.split(optSpec{short: "nfo", long: []string{"namespace", "values", "set", "output", "kube-context", "version"}})
 	if len(ops) == 0 {
+		return
+	}
+	if ops[0].val == "repo" && len(ops) > 1 && ops[1].val == "add" {
+		c.ask("package_install", c.name+" repo add adds a chart repository")
 		return
 	}
 	switch ops[0].val {
@@ -548,6 +574,10 @@ func (c *call) git() {
 	}
 	inside := wdOK && c.j.inWorkspace(wd)
 	switch verb {
+	case "log", "show", "diff", "grep", "blame", "cat-file", "archive", "format-patch", "shortlog", "reflog":
+		c.ci.outside = !inside
+	}
+	switch verb {
 	case "push":
 		c.gitPush(rest)
 		return
@@ -565,6 +595,15 @@ func (c *call) git() {
 		_, ops := splitArgs(rest, optSpec{short: "bocju", long: []string{"branch", "origin", "config", "depth", "jobs", "reference", "template", "upload-pack", "separate-git-dir", "filter"}})
 		if verb == "clone" && len(ops) > 1 {
 			c.checkArg(ops[1], accCreate)
+		}
+		if verb == "clone" && len(ops) > 0 {
+			dest := arg{val: strings.TrimSuffix(urlBase(ops[0].val), ".git")}
+			if len(ops) > 1 {
+				dest = ops[1]
+			}
+			if p, ok := c.j.resolve(dest, c.sc); ok {
+				c.sc.tainted[p+"/"] = "download_exec" // its scripts came from the network
+			}
 		}
 		for _, a := range rest {
 			if strings.HasPrefix(a.val, "--upload-pack") || strings.HasPrefix(a.val, "-u") {
@@ -630,6 +669,23 @@ func (c *call) gitPush(rest []arg) {
 var gitDangerKeys = []string{"core.hookspath", "core.sshcommand", "core.pager", "core.editor", "core.fsmonitor",
 	"core.gitproxy", "core.askpass", "credential.helper", "sequence.editor", "diff.external", "gpg.program", "pager.", "filter.", "merge.", "diff."}
 
+// gitTrustKey reports whether setting key weakens git's checks (TLS, the
+// repository owner) or silently redirects remotes.
+func gitTrustKey(key, val string) bool {
+	v := strings.ToLower(val)
+	switch {
+	case key == "http.sslverify" && (v == "false" || v == "0" || v == "no" || v == "off"),
+		strings.HasPrefix(key, "url.") && (strings.HasSuffix(key, ".insteadof") || strings.HasSuffix(key, ".pushinsteadof")),
+		key == "safe.directory" && v == "*",
+		key == "http.proxy" || key == "https.proxy",
+		key == "include.path" || strings.HasPrefix(key, "includeif."),
+		key == "transfer.fsckobjects" && (v == "false" || v == "0"),
+		key == "protocol.ext.allow" || key == "protocol.file.allow" && v == "always":
+		return true
+	}
+	return false
+}
+
 func (c *call) gitConfig(rest []arg) {
 	global := false
 	var ops []arg
@@ -655,6 +711,10 @@ func (c *call) gitConfig(rest []arg) {
 	val := ops[1]
 	if strings.HasPrefix(key, "alias.") && strings.HasPrefix(val.val, "!") {
 		c.j.nested(c.owner, arg{val: val.val[1:]}, c.sc, "git alias")
+	}
+	if global && gitTrustKey(key, val.val) {
+		c.deny("system_config", "git config "+key+" weakens how git checks or where it fetches from")
+		return
 	}
 	for _, k := range gitDangerKeys {
 		if strings.HasPrefix(key, k) {
@@ -764,11 +824,13 @@ func (c *call) cloud(args []string, joined string) {
 		strings.Contains(joined, " config show ") && c.name == "rclone":
 		c.deny("secrets", c.name+" prints cloud credentials")
 		return
-	case strings.Contains(joined, " rm ") || strings.Contains(joined, " rb ") || strings.Contains(joined, " purge ") ||
-		strings.Contains(joined, " delete") || strings.Contains(joined, "terminate-instances") || strings.Contains(joined, " deletefile ") ||
-		strings.Contains(joined, " rmdirs ") || strings.Contains(joined, " destroy"):
-		c.deny("destroy_data", c.name+" deletes cloud resources")
-		return
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && isDestructiveWord(a) || a == "--delete" || a == "--delete-removed" || a == "--delete-after" ||
+			c.name == "rclone" && (a == "sync" || a == "dedupe" || a == "cleanup") {
+			c.remote(c.name + " " + a + " deletes cloud resources or data")
+			break
+		}
 	}
 	var ops []string
 	for _, a := range args {
@@ -776,11 +838,24 @@ func (c *call) cloud(args []string, joined string) {
 			ops = append(ops, a)
 		}
 	}
+	// Files go from the operands after the transfer verb to the last one.
 	upload := false
 	for k, o := range ops {
-		if k > 0 && remote(o) && !remote(ops[k-1]) && (strings.Contains(joined, " cp ") || strings.Contains(joined, " sync ") || strings.Contains(joined, " mv ") || strings.Contains(joined, " copy ") || strings.Contains(joined, " move ") || strings.Contains(joined, " put ") || strings.Contains(joined, " upload") || strings.Contains(joined, " rsync ") || strings.Contains(joined, " copyto ")) {
+		switch o {
+		case "cp", "sync", "mv", "copy", "move", "put", "upload", "upload-batch", "rsync", "copyto", "moveto", "mput":
+		default:
+			continue
+		}
+		xs := ops[k+1:]
+		if len(xs) >= 2 && remote(xs[len(xs)-1]) {
+			for _, s := range xs[:len(xs)-1] {
+				upload = upload || !remote(s)
+			}
+		}
+		if len(xs) == 1 && (o == "put" || o == "upload") && !remote(xs[0]) {
 			upload = true
 		}
+		break
 	}
 	if upload {
 		c.deny("exfiltration", c.name+" uploads local files to cloud storage")
@@ -805,7 +880,7 @@ func (c *call) listener() {
 			return
 		}
 	case "jupyter", "jupyter-notebook", "jupyter-lab":
-		if !strings.Contains(args, "0.0.0.0") && !strings.Contains(args, "--ip=*") && !strings.Contains(args, "::") {
+		if !strings.Contains(args, "0.0.0.0") && !strings.Contains(args, "--ip=*") && !strings.Contains(args, "::") && !listensExplicitly(c.argv[1:]) {
 			return
 		}
 	}

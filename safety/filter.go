@@ -50,6 +50,9 @@ type PolicyConfig struct {
 	// Categories overrides the default action of a category, e.g.
 	// {"package_install": Allow}.
 	Categories map[string]Action
+	// AllowPrivate lets network clients reach private networks and cloud
+	// metadata services, as tools.web.allow_private does for web_fetch.
+	AllowPrivate bool
 }
 
 // Policy judges shell commands. It is safe for concurrent use.
@@ -64,6 +67,9 @@ type Policy struct {
 	wrappers   map[string]optSpec
 	handlers   map[string]func(*call)
 	homeLists  map[string][]string
+	guard      *URLGuard
+	// allowPrivate is PolicyConfig.AllowPrivate.
+	allowPrivate bool
 }
 
 // maxCommandLen bounds the size of a command line the filter agrees to read.
@@ -80,6 +86,9 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		categories: map[string]Action{},
 		wrappers:   wrapperSpecs(),
 		handlers:   commandHandlers(),
+		guard:      NewURLGuard(false),
+
+		allowPrivate: cfg.AllowPrivate,
 	}
 	if cfg.Home != "" {
 		if !filepath.IsAbs(cfg.Home) {
@@ -221,8 +230,8 @@ var categoryRank = []string{
 	"unparsable", "self_tamper", "reverse_shell", "download_exec", "exfiltration",
 	"raw_device", "power", "resource_exhaustion", "anti_forensics", "destroy_data",
 	"persistence", "secrets", "system_config", "services", "privilege",
-	"permissions", "obfuscation", "rule", "containers", "git_remote", "publish",
-	"package_install", "network_listener",
+	"permissions", "obfuscation", "rule", "containers", "remote_destructive", "git_remote", "publish",
+	"package_install", "network_listener", "internal_network",
 }
 
 func rankOf(cat string) int {
@@ -245,6 +254,9 @@ func severity(a Action) int {
 }
 
 func (j *judge) verdict() Verdict {
+	if j.sockets > 0 && j.fdShells > 0 {
+		j.add(-1, Deny, "reverse_shell", "wires a shell to a network connection held in a descriptor")
+	}
 	allowed := map[int]bool{}
 	for _, o := range j.allowedOwners {
 		allowed[o] = true

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -128,12 +129,6 @@ func (c *call) interp() {
 					ops = append(ops, a)
 				}
 			}
-		case "lua", "r", "julia":
-			if v == "-e" {
-				if a, ok := next(); ok {
-					code = append(code, a)
-				}
-			}
 		case "pwsh":
 			lv := strings.ToLower(v)
 			switch {
@@ -151,7 +146,22 @@ func (c *call) interp() {
 				c.deny("obfuscation", "powershell runs an encoded command")
 				return
 			}
+		default:
+			for _, f := range codeFlags[lang] {
+				if v == f {
+					if a, ok := next(); ok {
+						code = append(code, a)
+					}
+				} else if strings.HasPrefix(f, "--") && strings.HasPrefix(v, f+"=") {
+					code = append(code, part(args[k], v[len(f)+1:]))
+				}
+			}
 		}
+	}
+	// Some take the program as a subcommand's operand.
+	if (c.name == "crystal" && len(ops) > 1 && ops[0].val == "eval") || (c.name == "swift" && len(ops) > 1 && ops[0].val == "-e") {
+		code = append(code, ops[1])
+		ops = ops[2:]
 	}
 	// deno and bun take subcommands.
 	if (c.name == "deno" || c.name == "bun") && len(ops) > 0 {
@@ -200,7 +210,8 @@ func (c *call) interp() {
 		return
 	}
 	if len(ops) == 0 || ops[0].val == "-" || ops[0].val == "/dev/stdin" {
-		if lang != "r" && lang != "julia" {
+		switch lang {
+		case "python", "perl", "ruby", "node", "php", "pwsh", "lua", "tclsh", "jshell", "osascript":
 			c.readsProgram = true
 			c.ci.shell = true
 		}
@@ -214,6 +225,15 @@ func (c *call) interp() {
 	for _, o := range ops[1:] {
 		c.scanOne(o, accRead)
 	}
+}
+
+// codeFlags are the options that pass a program as text, for the
+// interpreters without special handling.
+var codeFlags = map[string][]string{
+	"lua": {"-e"}, "r": {"-e", "--expr"}, "julia": {"-e", "--eval", "-E", "--print"}, "tclsh": {"-c"},
+	"osascript": {"-e"}, "elixir": {"-e", "--eval"}, "erl": {"-eval"}, "lisp": {"-e", "--eval", "-x", "-c", "--expr"},
+	"groovy": {"-e"}, "scala": {"-e"}, "clojure": {"-e", "--eval"}, "ghc": {"-e"}, "jshell": {},
+	"crystal": {}, "swift": {}, "ocaml": {}, "nim": {}, "dart": {},
 }
 
 // serveDir judges the directory a web server would publish.
@@ -271,24 +291,24 @@ var (
 	reStrLit     = regexp.MustCompile(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
 	reBacktick   = regexp.MustCompile("`([^`]*)`")
 	reQx         = regexp.MustCompile(`qx\s*[{(/|]([^})/|]*)[})/|]|%x[{(]([^})]*)[})]`)
-	reExecCall   = regexp.MustCompile(`\b(os\.system|os\.popen|popen[234]?|subprocess\.\w+|check_output|check_call|Popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|commands\.getoutput|system|exec|execSync|execFileSync|spawn|spawnSync|execFile|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|Process\.Start|Runtime\.getRuntime|Start-Process|Invoke-Expression)\s*[\[\x60'"(]`)
-	reSocket     = regexp.MustCompile(`(?i)socket|fsockopen|TCPSocket|net\.connect|net\.Socket|createConnection|IO::Socket|Net::TCP|new-object\s+system\.net\.sockets|socat|/dev/tcp`)
-	reConnect    = regexp.MustCompile(`(?i)connect|fsockopen|TCPSocket\.(new|open)|createConnection|IO::Socket::INET|PeerAddr|TCPClient`)
-	reShellish   = regexp.MustCompile(`(?i)dup2|pty\.spawn|/bin/(ba|z|da|k)?sh|cmd\.exe|subprocess|child_process|spawn|\bexec\b|exec\(|system\(|popen|proc_open|shell_exec|passthru|STDIN|STDOUT|open\(STDIN|\.pipe\(|powershell|IEX|Invoke-Expression`)
-	reFetch      = regexp.MustCompile(`(?i)urlopen|urllib|requests\.(get|post)|http\.client|httplib|LWP|get\(\s*['"]https?:|getstore|file_get_contents\(\s*['"]https?|open-uri|URI\.open|Net::HTTP|fetch\(|https?\.get|curl_exec|DownloadString|DownloadFile|Invoke-WebRequest|iwr |Invoke-RestMethod|irm |WebClient|http\.request`)
-	reEvalExec   = regexp.MustCompile(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod`)
+	reExecCall   = regexp.MustCompile(`\b(os\.system|os\.popen|popen[234]?|subprocess\.\w+|check_output|check_call|Popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|commands\.getoutput|system|exec|execSync|execFileSync|spawn|spawnSync|execFile|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|Process\.Start|Runtime\.getRuntime|Start-Process|Invoke-Expression|os\.execute|io\.popen|os:cmd|System\.cmd|System\.shell|Port\.open|Process\.(?:run|new|spawn)|shell-command|call-process|start-process|process-lines|async-shell-command|make-process|callCommand|callProcess|readProcess|system2|Deno\.run|Deno\.Command|Bun\.spawn(?:Sync)?|ProcessBuilder|shell/sh|sh/sh|babashka\.process/\w+|do shell script)\s*[\[\x60'"(]|\.execute\(\)|\bexec\s+[\w/]|\b(?:run|read|pipeline|success)\(\x60`)
+	reSocket     = regexp.MustCompile(`(?i)socket|fsockopen|TCPSocket|net\.connect|net\.Socket|createConnection|IO::Socket|Net::TCP|new-object\s+system\.net\.sockets|socat|/dev/tcp|ztcp|gen_tcp|tcp-connect|Deno\.connect|Bun\.connect|java\.net\.Socket|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
+	reConnect    = regexp.MustCompile(`(?i)connect|fsockopen|TCPSocket\.(new|open)|createConnection|IO::Socket::INET|PeerAddr|TCPClient|ztcp|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
+	reShellish   = regexp.MustCompile(`(?i)dup2|pty\.spawn|/bin/(ba|z|da|k)?sh|cmd\.exe|subprocess|child_process|spawn|\bexec\b|exec\(|system\(|popen|proc_open|shell_exec|passthru|STDIN|STDOUT|open\(STDIN|\.pipe\(|powershell|IEX|Invoke-Expression|os\.execute|io\.popen|System\.cmd|Port\.open|:os\.cmd|Deno\.(run|Command)|Bun\.spawn|ProcessBuilder|shell-command|start-process|\bsh\s+-c\b|\x60[^\x60]*\bsh\b`)
+	reFetch      = regexp.MustCompile(`(?i)urlopen|urllib|requests\.(get|post)|http\.client|httplib|LWP|get\(\s*['"]https?:|getstore|file_get_contents\(\s*['"]https?|open-uri|URI\.open|Net::HTTP|fetch\(|https?\.get|curl_exec|DownloadString|DownloadFile|Invoke-WebRequest|iwr |Invoke-RestMethod|irm |WebClient|http\.request|\bget\s+['"]https?:|\bcurl\s|\bwget\s`)
+	reEvalExec   = regexp.MustCompile(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod|\bload(?:string)?\s*\(|\bdofile\s*\(`)
 	reDecode     = regexp.MustCompile(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(`)
 	reNetSend    = regexp.MustCompile(`(?i)requests\.(post|put)|urlopen\([^)]*data|http\.client|httplib|\.sendall?\(|Net::HTTP\.post|post_form|method\s*:\s*['"](POST|PUT)|fetch\([^)]*POST|curl_exec|smtplib|ftplib|\.request\(|axios\.(post|put)|LWP.*post|HTTP::Request|paramiko|\.storbinary|UploadFile|UploadString|Invoke-WebRequest.*-Method\s+Post|Invoke-RestMethod.*-Method\s+Post|\.write\(\s*\w*sock|sock\w*\.(write|send)|socket.*\.(write|send)|Socket.*\.write|print\s+\$sock|syswrite`)
 	reLocalReads = regexp.MustCompile(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
 	reEnvDump    = regexp.MustCompile(`os\.environ\s*(\)|$|;|,|\.items|\.copy|\.keys|\.values)|dict\(\s*os\.environ|print\s*\(?\s*os\.environ\s*\)?\s*$|process\.env\s*(\)|$|;|,)|JSON\.stringify\(\s*process\.env\s*\)|%ENV\b|\bENV\.(to_h|to_a|each|inspect|keys|map|select|sort)|\bp\s+ENV\b|puts\s+ENV\s*($|;)|getenv\(\s*\)|\$_ENV\b|\$_SERVER\b|Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:|os\.Environ\(\)`)
-	reDelete     = regexp.MustCompile(`(?i)rmtree|rmdir|\bremove\(|unlink|rm_rf|rm_r|rmSync|rimraf|removedirs|\bdelete\b|FileUtils\.rm|File\.delete|os\.remove|\.unlink\(|fs\.rm|unlinkSync|rmdirSync|Remove-Item|\brm\s+-rf|truncate\(|shred`)
+	reDelete     = regexp.MustCompile(`(?i)rmtree|rmdir|\bremove\(|unlink|rm_rf|rm_r|rmSync|rimraf|removedirs|\bdelete\b|FileUtils\.rm|File\.delete|os\.remove|\.unlink\(|fs\.rm|unlinkSync|rmdirSync|Remove-Item|\brm\s+-rf|truncate\(|shred|\brm\(|file\s+delete|File\.rm|delete-directory|delete-file|Deno\.remove|removeSync|Files\.delete|deleteRecursively|FileUtils\.(?:delete|remove|forceDelete)|file\.remove|remove_dir_all|remove_file|RemoveAll|fs/delete|remove_tree`)
 	reWriteMode  = regexp.MustCompile(`^\s*,\s*['"](w|a|wb|ab|w\+|a\+|r\+|wt|at)['"]|^\s*,\s*(flags\s*[:=]\s*)?['"]a['"]|^\s*,\s*File::(WRONLY|APPEND)|^\s*,\s*os\.O_(WRONLY|RDWR|APPEND)|^\s*,\s*['"]>>?['"]|^['"]?\s*\)\s*\.\s*(write_text|write_bytes|open\(\s*['"][wa])`)
 	reWriteFunc  = regexp.MustCompile(`(?i)(writeFile|appendFile|writeFileSync|appendFileSync|file_put_contents|File\.write|IO\.write|write_text|write_bytes|symlink|copyfile|copy2?|shutil\.copy|shutil\.move|rename|Set-Content|Add-Content|Out-File|createWriteStream|chmod|chown)\s*\(?\s*$`)
 	reForkLoop   = regexp.MustCompile(`(?i)(while|for|loop|until)[^\n]{0,40}fork|fork[^\n]{0,20}(while|for|loop)|fork\(\)\s*(&&|\|\|)|forkbomb|Thread\(target=[^)]*\)\.start\(\)[^\n]*while\s+True|while\s*(True|1|\(1\)|\(true\))\s*:?\s*[^\n]{0,40}(fork|Popen|spawn|Thread)`)
 	reKillInit   = regexp.MustCompile(`(?i)kill\s*\(?\s*-?1\s*,|kill\s*\(?\s*['"]?(KILL|9|TERM|SIGKILL|-9)['"]?\s*,\s*-?1\b|\.kill\(\s*-?1\b|Process\.kill\([^)]*,\s*-?1\s*\)|posix_kill\(\s*-?1\b`)
 	reSetuid     = regexp.MustCompile(`(?i)set(e|r|res)?uid\(\s*0\s*\)|set(e|r|res)?gid\(\s*0\s*\)|POSIX::setuid\(\s*0|Process::Sys\.setuid\(\s*0|posix_setuid\(\s*0|\$<\s*=\s*0|\$>\s*=\s*0`)
 	reListen     = regexp.MustCompile(`(?i)\.listen\(|\bbind\(|HTTPServer|TCPServer|socketserver|http\.server|SimpleHTTPServer|createServer|WEBrick|TCPServer\.new|IO::Socket::INET.*Listen|stream_socket_server|serve_forever|app\.run\(|uvicorn\.run|Listen\s*=>|HttpListener`)
-	reHomeRef    = regexp.MustCompile(`(?i)expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|os\.homedir\(\)|Dir\.home|environ\[\s*['"]HOME['"]\s*\]|getenv\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|\$HOME|\$env:USERPROFILE`)
+	reHomeRef    = regexp.MustCompile(`(?i)expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|os\.homedir\(\)|Dir\.home|environ\[\s*['"]HOME['"]\s*\]|getenv\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|\$HOME|\$env:USERPROFILE|homedir\(\)|home-dir|Sys\.getenv\(\s*['"]HOME|path\.expand\(\s*['"]~|System\.user_home|get_env\(\s*"HOME"|\$(?:::)?env\(HOME\)|Deno\.env\.get\(\s*['"]HOME|Bun\.env\.HOME|\(getenv\s+"HOME"\)|user\.home|\$env:HOME|\bhome\(\)`)
 	rePowerCall  = regexp.MustCompile(`(?i)\breboot\(|os\.reboot|LINUX_REBOOT|RB_AUTOBOOT|RB_POWER_OFF|Stop-Computer|Restart-Computer`)
 )
 
@@ -306,9 +326,12 @@ func (c *call) judgeCode(lang string, a arg) {
 		c.deny("obfuscation", lang+" program text is only known at run time")
 		return
 	}
-	if lang == "pwsh" || lang == "tclsh" || lang == "osascript" {
+	switch lang {
+	case "pwsh", "osascript":
 		// Close enough to a shell for the commands it names.
-		c.j.lenient(c.owner, code, c.sc)
+		c.j.lenient(c.owner, rePwshRemove.ReplaceAllString(code, "${1}rm "), c.sc)
+	case "tclsh":
+		c.tclCommands(code)
 	}
 	// Cheap keyword tests decide which of the costlier patterns can match.
 	lower := strings.ToLower(code)
@@ -323,7 +346,8 @@ func (c *call) judgeCode(lang string, a arg) {
 	match := func(re *regexp.Regexp, words ...string) bool {
 		return mentions(words...) && re.MatchString(code)
 	}
-	hasSocket := match(reSocket, "sock", "tcp", "net.", "createconnection", "socat")
+	execCtx := reExecCall.MatchString(code)
+	hasSocket := match(reSocket, "sock", "tcp", "net", "connect", "socat")
 	connects := hasSocket && reConnect.MatchString(code)
 	evalExec := match(reEvalExec, "exec", "eval", "system", "popen", "spawn", "subprocess", "function", "assert", "iex", "invoke", "include", "require", "runin")
 	switch {
@@ -331,7 +355,7 @@ func (c *call) judgeCode(lang string, a arg) {
 		c.deny("reverse_shell", lang+" connects a shell to the network")
 	case evalExec && match(reFetch, "url", "http", "lwp", "get", "fetch", "webclient", "download", "iwr", "irm", "curl"):
 		c.deny("download_exec", lang+" downloads code and runs it")
-	case (evalExec || reExecCall.MatchString(code)) && reDecode.MatchString(code):
+	case (evalExec || execCtx) && reDecode.MatchString(code):
 		// Decoded text handed to eval or to a command runner alike.
 		c.deny("obfuscation", lang+" decodes a hidden program and runs it")
 	}
@@ -361,10 +385,10 @@ func (c *call) judgeCode(lang string, a arg) {
 		c.deny("destroy_data", lang+" deletes files in the home directory")
 	}
 	// Commands the program runs through a shell.
-	if reExecCall.MatchString(code) || lang == "perl" || lang == "ruby" || lang == "php" {
+	if execCtx || lang == "perl" || lang == "ruby" || lang == "php" {
 		for _, m := range reBacktick.FindAllStringSubmatch(code, -1) {
 			if lang != "node" {
-				c.j.lenient(c.owner, m[1], c.sc)
+				c.j.lenient(c.owner, strings.ReplaceAll(m[1], "$(homedir())", "$HOME"), c.sc)
 			}
 		}
 		for _, m := range reQx.FindAllStringSubmatch(code, -1) {
@@ -372,8 +396,7 @@ func (c *call) judgeCode(lang string, a arg) {
 		}
 	}
 	lits := reStrLit.FindAllStringSubmatchIndex(code, -1)
-	execCtx := reExecCall.MatchString(code)
-	var joined []string
+	var joined, texts []string
 	for _, m := range lits {
 		var s string
 		if m[2] >= 0 {
@@ -382,6 +405,7 @@ func (c *call) judgeCode(lang string, a arg) {
 			s = code[m[4]:m[5]]
 		}
 		s = unescapeCode(s)
+		texts = append(texts, s)
 		if execCtx {
 			c.j.lenient(c.owner, s, c.sc)
 			joined = append(joined, s)
@@ -391,6 +415,13 @@ func (c *call) judgeCode(lang string, a arg) {
 	if execCtx && len(joined) > 1 {
 		c.j.lenient(c.owner, strings.Join(joined, " "), c.sc)
 	}
+	if mentions("http", "url", "sock", "connect", "fetch", "request", "tcp", "curl", "wget", "get(", "docker") {
+		c.judgeCodeDests(lang, code, texts)
+	}
+	if mentions("sqlite", "database", "duckdb") {
+		c.codeDatabases(code, texts)
+	}
+	c.codeExhaustion(lang, code)
 }
 
 // codePath judges a string literal of a program that names a path.
@@ -434,6 +465,77 @@ func (c *call) codePath(s, after, before string, deletes bool) {
 			c.deny(cat, "program "+reason)
 		}
 	}
+}
+
+var (
+	rePwshRemove = regexp.MustCompile(`(?i)(^|[;|&{(]\s*)(?:Remove-Item|ri|rd|del|erase)\s`)
+	reTclSplit   = regexp.MustCompile(`[;\n\[\]{}]`)
+	reTclSend    = regexp.MustCompile(`\bsend\s+(?:-\S+\s+)*"((?:[^"\\]|\\.)*)"`)
+	reTclOpen    = regexp.MustCompile(`\bopen\s+"?\|([^"\]]*)`)
+	reTclSocket  = regexp.MustCompile(`\bsocket\s+(?:-\S+\s+)*([^\s\]]+)\s+(\d+)`)
+	reTclFile    = regexp.MustCompile(`^\s*file\s+(delete|rename|copy|mkdir)\b`)
+)
+
+// tclCommands judges Tcl and expect programs: each command is close
+// enough to a shell command, with file delete, spawn, send and open "|...".
+func (c *call) tclCommands(code string) {
+	for _, cmd := range reTclSplit.Split(code, -1) {
+		cmd = strings.TrimSpace(cmd)
+		if m := reTclFile.FindStringSubmatch(cmd); m != nil {
+			cmd = map[string]string{"delete": "rm", "rename": "mv", "copy": "cp", "mkdir": "mkdir"}[m[1]] + cmd[len(m[0]):]
+		}
+		cmd = strings.TrimPrefix(strings.TrimPrefix(cmd, "spawn "), "-noecho ")
+		c.j.lenient(c.owner, cmd, c.sc)
+	}
+	for _, m := range reTclSend.FindAllStringSubmatch(code, -1) {
+		c.j.lenient(c.owner, decodeANSIC(m[1]), c.sc)
+	}
+	for _, m := range reTclOpen.FindAllStringSubmatch(code, -1) {
+		c.j.lenient(c.owner, m[1], c.sc)
+	}
+	for _, m := range reTclSocket.FindAllStringSubmatch(code, -1) {
+		c.judgeDest(m[1], m[2], "tclsh")
+	}
+}
+
+var reSQLiteOpen = regexp.MustCompile(`sqlite3?\.connect|new\s+(?:sqlite3\.)?Database\(|SQLite3::Database|dbi:SQLite|better-sqlite3|sqlite:\/\/|DuckDB|duckdb\.connect`)
+
+// codeDatabases treats the database files a program opens and changes
+// with SQL as files it writes.
+func (c *call) codeDatabases(code string, texts []string) {
+	if !reSQLiteOpen.MatchString(code) {
+		return
+	}
+	writes := false
+	for _, t := range texts {
+		writes = writes || sqlWrites(t)
+	}
+	if !writes {
+		return
+	}
+	for _, t := range texts {
+		t = strings.TrimPrefix(strings.TrimPrefix(t, "dbi:SQLite:dbname="), "sqlite:///")
+		if isDatabaseFile(t) && (strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") || strings.HasPrefix(t, "..")) {
+			if strings.HasPrefix(t, "~") {
+				t = c.j.tilde(t)
+			}
+			if p, ok := c.j.resolve(arg{val: t}, c.sc); ok {
+				if cat, reason := c.j.classify(p, accWrite); cat != "" {
+					c.deny(cat, "program changes a database: "+reason)
+				}
+			}
+		}
+	}
+}
+
+// isDatabaseFile reports whether a name is an SQLite database by its
+// extension.
+func isDatabaseFile(p string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".db", ".sqlite", ".sqlite3", ".db3", ".sdb", ".duckdb":
+		return true
+	}
+	return false
 }
 
 func (j *judge) classifyDeleteCat(p string) string {

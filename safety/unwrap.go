@@ -150,6 +150,19 @@ func wrapperSpecs() map[string]optSpec {
 		"taskset":    {},
 		"xargs":      {short: "adEILnPs", long: []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}},
 	}
+	m["rlwrap"] = optSpec{short: "aAbcCfFgHlmoOpPsStwz", long: []string{"break-chars", "file", "history-filename", "logfile", "prompt-colour", "histsize", "filter"}}
+	m["setarch"] = optSpec{}
+	m["cpulimit"] = optSpec{short: "lpe", long: []string{"limit", "pid", "exe", "path"}}
+	m["ssh-agent"] = optSpec{short: "aEtPO"}
+	m["dbus-run-session"] = optSpec{long: []string{"config-file", "dbus-daemon"}}
+	m["dbus-launch"] = optSpec{long: []string{"config-file", "autolaunch"}}
+	m["faketime"] = optSpec{short: "fm"}
+	m["systemd-inhibit"] = optSpec{long: []string{"what", "who", "why", "mode"}}
+	m["prlimit"] = optSpec{short: "p", long: []string{"pid", "output"}}
+	m["choom"] = optSpec{short: "np", long: []string{"adjust", "pid"}}
+	m["spawn"] = optSpec{}
+	m["run0"] = optSpec{short: "uDg", long: []string{"user", "chdir", "group", "unit", "property", "description", "slice", "setenv", "nice", "machine"}}
+	m["start-stop-daemon"] = optSpec{short: "xanpuUgcrdNPkmKSTvCoqRb", long: []string{"exec", "startas", "name", "pidfile", "user", "chuid", "group", "chroot", "chdir", "nicelevel", "signal", "retry", "umask", "output"}}
 	m["proxychains"] = optSpec{short: "f"}
 	m["proxychains4"] = optSpec{short: "f"}
 	m["systemd-run"] = optSpec{short: "pEuM", long: []string{"property", "setenv", "unit", "on-calendar", "on-active",
@@ -217,6 +230,28 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 	case "systemd-run":
 		c.deny("services", "starts a system service unit (systemd-run)")
 		return rest, true, true
+	case "run0":
+		c.deny("privilege", "runs a command as another user (run0)")
+		return rest, true, true
+	case "setarch", "faketime":
+		if len(rest) > 0 {
+			rest = rest[1:] // the architecture, the fake time
+		}
+		return rest, false, true
+	case "cpulimit", "prlimit", "choom":
+		if _, ok := hasOpt(opts, "p", "pid", "e", "exe", "path"); ok {
+			return nil, false, false // acts on a running process
+		}
+		return rest, false, true
+	case "start-stop-daemon":
+		if _, ok := hasOpt(opts, "K", "stop"); ok {
+			c.deny("services", "start-stop-daemon stops a service")
+			return nil, false, false
+		}
+		if x, ok := hasOpt(opts, "x", "exec", "a", "startas"); ok {
+			return append([]arg{x}, rest...), false, true
+		}
+		return rest, false, true
 	case "command":
 		if _, ok := hasOpt(opts, "v", "V"); ok {
 			return nil, false, false // only looks the name up
@@ -281,7 +316,13 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 		}
 		return rest, false, true
 	case "xargs":
-		return c.xargsInner(opts, rest), false, true
+		inner := c.xargsInner(opts, rest)
+		for _, p := range c.in {
+			if p.secretList {
+				c.secretHunt(inner)
+			}
+		}
+		return inner, false, true
 	case "strace", "ltrace":
 		if _, ok := hasOpt(opts, "p"); ok && len(rest) == 0 {
 			c.deny("secrets", "attaches to a running process ("+c.name+")")
@@ -309,6 +350,8 @@ func (c *call) skipAssigns(rest []arg) []arg {
 		case "BASH_ENV", "ENV", "PROMPT_COMMAND":
 			c.j.nested(c.owner, arg{val: val}, c.sc, name)
 		}
+		c.registryAssign(name, val)
+		c.envCommand(name, part(rest[0], val))
 		rest = rest[1:]
 	}
 	return rest
@@ -372,6 +415,33 @@ func (c *call) xargsInner(opts []opt, rest []arg) []arg {
 	for _, p := range c.in {
 		if p.lister != "" {
 			item = arg{val: p.lister + "/__item__"}
+		}
+	}
+	// Items that echo or printf spell out are known.
+	var items []arg
+	literal := len(c.in) > 0
+	for _, p := range c.in {
+		literal = literal && p.literal
+		for _, f := range strings.FieldsFunc(p.text, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == 0 }) {
+			items = append(items, arg{val: f, glob: strings.ContainsAny(f, "*?[")})
+		}
+	}
+	if literal && len(items) > 0 && !has(opts, "a", "arg-file") {
+		item = items[0]
+		if _, ok := hasOpt(opts, "I", "replace", "i"); !ok {
+			return append(append([]arg(nil), rest...), items...)
+		}
+		for _, extra := range items[1:] {
+			inner := append([]arg(nil), rest...)
+			repl, _ := hasOpt(opts, "I", "replace", "i")
+			r := repl.val
+			if r == "" {
+				r = "{}"
+			}
+			for k := range inner {
+				inner[k].val = strings.ReplaceAll(inner[k].val, r, extra.val)
+			}
+			c.j.judgeArgv(c.owner, inner, c.sc)
 		}
 	}
 	for _, p := range c.in {

@@ -20,6 +20,9 @@ type judge struct {
 	owners        int
 	depth         int
 	calls         int
+	piping        int // pipelines being judged around the current command
+	sockets       int // connections opened into a descriptor (ztcp, exec 3<>/dev/tcp)
+	fdShells      int // shells wired to a descriptor held in a variable
 }
 
 func newJudge(p *Policy) *judge { return &judge{p: p} }
@@ -40,6 +43,7 @@ type scope struct {
 type varVal struct {
 	vals    []string
 	unknown bool
+	secret  bool // holds the result of a search for credentials
 }
 
 func (j *judge) rootScope() *scope {
@@ -125,7 +129,11 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 		j.redirects(ci, s.Redirs, sc)
 		return []*callInfo{ci}
 	case *syntax.CallExpr:
-		return j.call(c, s, sc, in)
+		infos := j.call(c, s, sc, in)
+		if j.piping == 0 {
+			j.endlessEnd(infos)
+		}
+		return infos
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			return j.pipeline(s, sc, in)
@@ -153,8 +161,9 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 	case *syntax.WhileClause:
 		out = append(out, j.list(c.Cond, sc)...)
 		out = append(out, j.list(c.Do, sc)...)
-		if !c.Until && infiniteCond(c.Cond) {
+		if infiniteCond(c.Cond, c.Until) {
 			j.loopBomb(owner, c.Do)
+			j.spinLoop(owner, c.Do)
 		}
 	case *syntax.ForClause:
 		if wi, ok := c.Loop.(*syntax.WordIter); ok {
@@ -165,6 +174,7 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 			j.substs(cs, sc)
 			if cs.Cond == nil {
 				j.loopBomb(owner, c.Do)
+				j.spinLoop(owner, c.Do)
 			}
 		}
 		out = append(out, j.list(c.Do, sc)...)
@@ -211,15 +221,26 @@ func flattenPipe(s *syntax.Stmt) []*syntax.Stmt {
 }
 
 func (j *judge) pipeline(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
-	stages := flattenPipe(s)
+	// The statement itself is a pipe, even when negated (! a | b) or
+	// redirected; its stages are flattened as far as they are plain.
+	b := s.Cmd.(*syntax.BinaryCmd)
+	stages := append(flattenPipe(b.X), flattenPipe(b.Y)...)
+	if len(s.Redirs) > 0 {
+		j.redirects(&callInfo{owner: j.newOwner()}, s.Redirs, sc)
+	}
 	var all []*callInfo
 	var stageInfos [][]*callInfo
 	feed := in
+	j.piping++
 	for _, st := range stages {
 		infos := j.stmt(st, sc, feed)
 		stageInfos = append(stageInfos, infos)
 		all = append(all, infos...)
 		feed = infos
+	}
+	j.piping--
+	if j.piping == 0 {
+		j.endlessEnd(feed)
 	}
 	j.pipelineRules(stageInfos)
 	return all
@@ -253,8 +274,9 @@ func (j *judge) newOwner() int {
 	return j.owners
 }
 
-// infiniteCond reports whether a while condition is always true.
-func infiniteCond(cond []*syntax.Stmt) bool {
+// infiniteCond reports whether a while condition is always true (an until
+// condition always false).
+func infiniteCond(cond []*syntax.Stmt, until bool) bool {
 	if len(cond) != 1 {
 		return false
 	}
@@ -264,7 +286,9 @@ func infiniteCond(cond []*syntax.Stmt) bool {
 	}
 	switch ce.Args[0].Lit() {
 	case "true", ":":
-		return true
+		return !until
+	case "false":
+		return until
 	}
 	return false
 }
@@ -338,6 +362,7 @@ func (j *judge) collectVars(f *syntax.File, sc *scope) {
 			v = &varVal{}
 			sc.vars[name] = v
 		}
+		v.secret = v.secret || a.secret
 		if !known || !a.known() {
 			v.unknown = true
 			return
@@ -391,6 +416,21 @@ func (j *judge) collectVars(f *syntax.File, sc *scope) {
 	})
 }
 
+// taintOf returns the category of the origin of p: a file downloaded or
+// decoded by the script, or one inside a repository it cloned (names in
+// tainted that end in a slash).
+func (sc *scope) taintOf(p string) (string, bool) {
+	if t, ok := sc.tainted[p]; ok {
+		return t, true
+	}
+	for k, t := range sc.tainted {
+		if strings.HasSuffix(k, "/") && strings.HasPrefix(p, k) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
 // param evaluates a parameter expansion when its value is known.
 func (sc *scope) param(p *syntax.ParamExp) string {
 	if p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil ||
@@ -414,6 +454,8 @@ func (sc *scope) param(p *syntax.ParamExp) string {
 		return "%self"
 	case "PPID":
 		return "%ppid"
+	case "RANDOM", "SRANDOM", "EPOCHSECONDS", "EPOCHREALTIME", "SECONDS", "UID", "EUID", "BASHPID", "LINENO":
+		return "_" // a number: part of a name, never a directory
 	case "HOME":
 		if sc.home != "" {
 			return sc.home

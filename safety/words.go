@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,6 +22,8 @@ type arg struct {
 	subst  bool   // contains a command or process substitution
 	fetch  bool   // a substitution inside runs a downloader
 	decode bool   // a substitution inside runs a decoder
+	secret bool   // a substitution inside searches for files holding credentials
+	self   bool   // a substitution inside prints nanobot's process ids
 	proc   *syntax.ProcSubst
 }
 
@@ -113,9 +116,21 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 		}
 	case *syntax.ParamExp:
 		sb.WriteString(sc.param(p))
+		if p.Param != nil {
+			if v := sc.vars[p.Param.Value]; v != nil && v.secret {
+				a.secret = true
+			}
+		}
 	case *syntax.CmdSubst:
 		if isPwd(p.Stmts) && sc.cwd != "" {
 			sb.WriteString(sc.cwd)
+			return
+		}
+		if isTokenSubst(p.Stmts) {
+			// $(date +%F) and the like print one word without a slash:
+			// as part of a path it names a file, never another directory.
+			a.subst = true
+			sb.WriteString("_")
 			return
 		}
 		a.subst = true
@@ -126,7 +141,11 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 		j.inspectSubst(a, p.Stmts)
 		sb.WriteString("/dev/fd/63")
 	case *syntax.ArithmExp:
-		sb.WriteString(unknownMark)
+		if n, ok := evalArith(p.X); ok {
+			sb.WriteString(strconv.FormatInt(n, 10))
+		} else {
+			sb.WriteString(unknownMark)
+		}
 	case *syntax.ExtGlob:
 		a.glob = true
 		sb.WriteString(p.Op.String() + p.Pattern.Value + ")")
@@ -135,6 +154,104 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 	default:
 		sb.WriteString(unknownMark)
 	}
+}
+
+// evalArith folds an arithmetic expansion made of number literals only, so
+// that dd count=$((1024*1024)) is judged by its value.
+func evalArith(x syntax.ArithmExpr) (int64, bool) {
+	const limit = 1 << 62
+	switch x := x.(type) {
+	case *syntax.Word:
+		n, err := strconv.ParseInt(x.Lit(), 0, 64)
+		return n, err == nil
+	case *syntax.ParenArithm:
+		return evalArith(x.X)
+	case *syntax.UnaryArithm:
+		n, ok := evalArith(x.X)
+		switch {
+		case !ok:
+			return 0, false
+		case x.Op == syntax.Minus:
+			return -n, true
+		case x.Op == syntax.Plus:
+			return n, true
+		}
+	case *syntax.BinaryArithm:
+		a, ok1 := evalArith(x.X)
+		b, ok2 := evalArith(x.Y)
+		if !ok1 || !ok2 || a < -limit || a > limit || b < -limit || b > limit {
+			return 0, false
+		}
+		clamp := func(f float64) (int64, bool) {
+			if f > limit || f < -limit {
+				return limit, true
+			}
+			return int64(f), true
+		}
+		switch x.Op {
+		case syntax.Add:
+			return a + b, true
+		case syntax.Sub:
+			return a - b, true
+		case syntax.Mul:
+			return clamp(float64(a) * float64(b))
+		case syntax.Quo:
+			if b != 0 {
+				return a / b, true
+			}
+		case syntax.Pow:
+			if b >= 0 {
+				return clamp(math.Pow(float64(a), float64(b)))
+			}
+		case syntax.Shl:
+			if b >= 0 && b < 63 {
+				return clamp(float64(a) * math.Pow(2, float64(b)))
+			}
+		}
+	}
+	return 0, false
+}
+
+// isTokenSubst reports whether a substitution runs a command that prints a
+// single word without a slash: a date, a user or host name, a commit id.
+func isTokenSubst(stmts []*syntax.Stmt) bool {
+	if len(stmts) != 1 {
+		return false
+	}
+	ce, ok := stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 || len(ce.Assigns) > 0 || stmts[0].Background {
+		return false
+	}
+	var words []string
+	for _, w := range ce.Args {
+		t := wordText(w)
+		if t == "" && len(w.Parts) > 0 || strings.Contains(t, "/") {
+			return false // an expansion, or a format that may print a slash
+		}
+		words = append(words, t)
+	}
+	switch words[0] {
+	case "date":
+		for _, w := range words[1:] {
+			if w == "-f" || w == "--file" || w == "-r" || w == "--reference" {
+				return false
+			}
+		}
+		return true
+	case "whoami", "hostname", "id", "uname", "nproc", "uuidgen", "basename", "arch":
+		return true
+	case "git":
+		if len(words) < 2 || words[1] != "rev-parse" {
+			return false
+		}
+		for _, w := range words[2:] {
+			if strings.HasPrefix(w, "--show") || strings.Contains(w, "dir") || w == "--abbrev-ref" || w == "--symbolic-full-name" || w == "--symbolic" {
+				return false // paths and branch names can hold a slash
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // isPwd reports whether a substitution is just $(pwd).
@@ -165,6 +282,12 @@ func (j *judge) inspectSubst(a *arg, stmts []*syntax.Stmt) {
 				}
 				if isDecoderName(name, ce) {
 					a.decode = true
+				}
+				if searchesSecrets(ce) {
+					a.secret = true
+				}
+				if j.selfPIDs(ce) {
+					a.self = true
 				}
 				break
 			}

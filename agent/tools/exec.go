@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/safety"
+	"github.com/nanobot-go/nanobot/safety/sandbox"
 )
 
 // Defaults of Exec.
@@ -38,6 +40,13 @@ const waitDelay = 2 * time.Second
 // CommandChecker judges a shell command before it runs; *safety.Policy is one.
 type CommandChecker interface {
 	Check(command string) safety.Verdict
+}
+
+// Sandbox runs a command confined by the kernel and tells from its output
+// what it refused; *sandbox.Sandbox is one.
+type Sandbox interface {
+	Run(ctx context.Context, job sandbox.Job) (syscall.WaitStatus, error)
+	Refusals(output, dir string) []string
 }
 
 // Approver asks a person whether a command may run. It returns when they
@@ -78,11 +87,18 @@ type Exec struct {
 	// Env is the environment the child's is scrubbed from; os.Environ() when
 	// nil.
 	Env []string
+	// Sandbox, when set, runs every command, approved ones too: the filter
+	// decides what may start, the sandbox what it can reach.
+	Sandbox Sandbox
+	// Confinement tells the model what the sandbox allows, in the tool's
+	// description.
+	Confinement string
 }
 
 var (
 	_ agent.Tool     = (*Exec)(nil)
 	_ CommandChecker = (*safety.Policy)(nil)
+	_ Sandbox        = (*sandbox.Sandbox)(nil)
 )
 
 type execParams struct {
@@ -96,7 +112,7 @@ func (e *Exec) Spec() agent.ToolSpec {
 		Name: "exec",
 		Description: fmt.Sprintf("Run a shell command with sh -c in the workspace and return its combined stdout and stderr and its exit code. "+
 			"Commands are checked by a safety policy first; dangerous ones are refused. Runs at most %s; output is cut to %d characters (head and tail). "+
-			"There is no terminal and no standard input, so use non-interactive flags.", fmtDuration(e.timeout()), e.maxOutput()),
+			"There is no terminal and no standard input, so use non-interactive flags.%s", fmtDuration(e.timeout()), e.maxOutput(), e.confinement()),
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -245,6 +261,13 @@ func (e *Exec) workDir(wd string) (string, error) {
 	return dir, nil
 }
 
+func (e *Exec) confinement() string {
+	if e.Confinement == "" {
+		return ""
+	}
+	return " " + e.Confinement
+}
+
 // run runs the command and renders its result.
 func (e *Exec) run(ctx context.Context, command, dir string, ev *agent.ToolEvent) (string, error) {
 	timeout := e.timeout()
@@ -259,31 +282,22 @@ func (e *Exec) run(ctx context.Context, command, dir string, ev *agent.ToolEvent
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd := exec.CommandContext(runCtx, shell(), "-c", command)
-	cmd.Dir = dir
-	cmd.Env = safety.ScrubEnv(env, e.Secrets)
-	cmd.Stdout = out
-	cmd.Stderr = out
-	// Its own process group, so that a timeout kills what it started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = waitDelay
-
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("start the command: %w", err)
+	env = safety.ScrubEnv(env, e.Secrets)
+	var ws syscall.WaitStatus
+	var err error
+	if e.Sandbox != nil {
+		ws, err = e.Sandbox.Run(runCtx, sandbox.Job{Args: []string{shell(), "-c", command}, Dir: dir, Env: env, Output: out})
+		if err != nil {
+			return "", fmt.Errorf("run the command in the sandbox: %w", err)
+		}
+	} else if ws, err = runPlain(runCtx, command, dir, env, out); err != nil {
+		return "", err
 	}
-	// A non-zero exit, a kill, or output still held open by a child that
-	// escaped the group all leave a ProcessState: they are results.
-	err := cmd.Wait()
-	state := cmd.ProcessState
-	if state == nil {
-		return "", fmt.Errorf("run the command: %w", err)
-	}
-	ev.ExitCode = state.ExitCode()
+	ev.ExitCode = ws.ExitStatus()
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("command interrupted: %w", ctx.Err())
 	}
-	timedOut := runCtx.Err() != nil && !state.Exited()
+	timedOut := runCtx.Err() != nil && !ws.Exited()
 
 	var sb strings.Builder
 	text := out.render(limit, e.redact, e.Secrets)
@@ -297,11 +311,42 @@ func (e *Exec) run(ctx context.Context, command, dir string, ev *agent.ToolEvent
 	}
 	if timedOut {
 		fmt.Fprintf(&sb, "timed out after %s; the command and its child processes were killed\n", fmtDuration(timeout))
-	} else if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	} else if ws.Signaled() {
 		fmt.Fprintf(&sb, "killed by signal: %v\n", ws.Signal())
 	}
 	fmt.Fprintf(&sb, "exit code: %d", ev.ExitCode)
+	if e.Sandbox != nil {
+		if notes := e.Sandbox.Refusals(sb.String(), dir); len(notes) > 0 {
+			// Never a success: the model is told what the kernel refused.
+			ev.Verdict, ev.Category, ev.Reason = string(safety.Deny), "sandbox", strings.Join(notes, "; ")
+			return "", fmt.Errorf("%s\n%s", strings.Join(notes, "\n"), sb.String())
+		}
+	}
 	return sb.String(), nil
+}
+
+// runPlain runs the command without a sandbox, in a process group of its
+// own so that a timeout kills what it started too.
+func runPlain(ctx context.Context, command, dir string, env []string, out io.Writer) (syscall.WaitStatus, error) {
+	cmd := exec.CommandContext(ctx, shell(), "-c", command)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start the command: %w", err)
+	}
+	// A non-zero exit, a kill, or output still held open by a child that
+	// escaped the group all leave a ProcessState: they are results.
+	err := cmd.Wait()
+	if cmd.ProcessState == nil {
+		return 0, fmt.Errorf("run the command: %w", err)
+	}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, nil
 }
 
 // killGroup kills the process group led by pid.
@@ -350,6 +395,9 @@ func fmtDuration(d time.Duration) string {
 		return d.String()
 	}
 }
+
+// Shell is the shell commands run with.
+func Shell() string { return shell() }
 
 // shell is /bin/sh, or the first sh on PATH where there is none (the
 // distroless debug image keeps busybox's sh in /busybox).

@@ -7,16 +7,16 @@ import (
 	"testing"
 )
 
-// sandbox is a workspace with an outside directory next to it, symlinks
+// fileLayout is a workspace with an outside directory next to it, symlinks
 // pointing out and nanobot's own files inside.
-type sandbox struct {
+type fileLayout struct {
 	root, ws, outside, config, db string
 }
 
-func newSandbox(t *testing.T) sandbox {
+func newFileLayout(t *testing.T) fileLayout {
 	t.Helper()
 	root := t.TempDir()
-	s := sandbox{
+	s := fileLayout{
 		root:    root,
 		ws:      filepath.Join(root, "ws"),
 		outside: filepath.Join(root, "outside"),
@@ -41,13 +41,13 @@ func newSandbox(t *testing.T) sandbox {
 	return s
 }
 
-func (s sandbox) files(restrict bool) Files {
+func (s fileLayout) files(restrict bool) Files {
 	return Files{Workspace: s.ws, Restrict: restrict, Protected: []string{s.config, s.db}}
 }
 
 // untouched fails the test if anything outside the workspace or protected
 // changed.
-func (s sandbox) untouched(t *testing.T) {
+func (s fileLayout) untouched(t *testing.T) {
 	t.Helper()
 	for path, want := range map[string]string{
 		filepath.Join(s.outside, "secret.txt"): "outside secret",
@@ -65,7 +65,7 @@ func (s sandbox) untouched(t *testing.T) {
 }
 
 func TestConfinement(t *testing.T) {
-	s := newSandbox(t)
+	s := newFileLayout(t)
 	tests := []struct {
 		name        string
 		path        string
@@ -133,7 +133,7 @@ func TestConfinement(t *testing.T) {
 }
 
 func TestConfinementMessages(t *testing.T) {
-	s := newSandbox(t)
+	s := newFileLayout(t)
 	tests := []struct {
 		name     string
 		restrict bool
@@ -154,7 +154,7 @@ func TestConfinementMessages(t *testing.T) {
 }
 
 func TestDanglingSymlink(t *testing.T) {
-	s := newSandbox(t)
+	s := newFileLayout(t)
 	got, err := call(t, WriteFile{s.files(true)}, map[string]string{"path": "dangling", "content": "escaped"})
 	if err == nil {
 		t.Errorf("write_file(dangling) = %q, want a refusal", got)
@@ -166,7 +166,7 @@ func TestDanglingSymlink(t *testing.T) {
 }
 
 func TestListDirConfinement(t *testing.T) {
-	s := newSandbox(t)
+	s := newFileLayout(t)
 	for _, path := range []string{"..", "out", s.outside, "/"} {
 		if got, err := call(t, ListDir{s.files(true)}, map[string]string{"path": path}); err == nil {
 			t.Errorf("list_dir(%s) = %q, want a refusal", path, got)
@@ -178,7 +178,7 @@ func TestListDirConfinement(t *testing.T) {
 }
 
 func TestEmptyPath(t *testing.T) {
-	s := newSandbox(t)
+	s := newFileLayout(t)
 	for _, tool := range []struct {
 		name string
 		run  func() (string, error)
@@ -195,7 +195,7 @@ func TestEmptyPath(t *testing.T) {
 }
 
 func TestRealPath(t *testing.T) {
-	s := newSandbox(t)
+	s := newFileLayout(t)
 	real := func(p string) string {
 		r, err := filepath.EvalSymlinks(p)
 		if err != nil {

@@ -103,7 +103,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	var srv *admin.Server
 	if cfg.Gateway.Listen != "" {
 		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch, *unreadyAfter) }, log)
-		srv.SetDetails(rt.mcpDetails)
+		srv.SetDetails(func(ctx context.Context) []string { return append(rt.readyDetails(), rt.mcpDetails(ctx)...) })
 		if err := srv.Start(); err != nil {
 			stopProactive()
 			rt.close(time.Second)

@@ -82,6 +82,9 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	} else {
 		fmt.Fprintf(w, "heartbeat\toff\n")
 	}
+	for _, l := range sandboxLines(cfg, a.landlockABI()) {
+		fmt.Fprintln(w, l)
+	}
 	if _, err := os.Stat(cfg.Storage.Path); err == nil {
 		fmt.Fprintf(w, "gateway\t%s\n", gatewayState(cfg.Storage.Path))
 		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {

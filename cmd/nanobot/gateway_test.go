@@ -70,6 +70,7 @@ type gatewayHarness struct {
 	clock  schedule.Clock // of scheduled work; nil: the system's
 	cancel context.CancelFunc
 	done   chan error
+	abi    func() int // the Landlock ABI the gateway sees; the kernel's when nil
 }
 
 func freeAddr(t *testing.T) string {
@@ -112,7 +113,7 @@ func (h *gatewayHarness) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.done = make(chan error, 1)
-	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }, clock: h.clock}
+	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }, clock: h.clock, abi: h.abi}
 	args := append([]string{"gateway", "-c", h.cfg, "--reload-interval", "50ms"}, h.flags...)
 	go func() { h.done <- a.run(ctx, args) }()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/safety/sandbox"
 	"github.com/nanobot-go/nanobot/schedule"
 )
 
@@ -36,6 +37,9 @@ const (
 )
 
 func main() {
+	// Commands of the exec tool start this binary again as the sandbox
+	// helper, which confines itself and becomes the shell.
+	sandbox.RunHelper()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -82,6 +86,7 @@ type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	clock          schedule.Clock // of scheduled work; nil: the system's
+	abi            func() int     // the kernel's Landlock ABI; sandbox.ABI when nil
 }
 
 // now is the clock of scheduled work.

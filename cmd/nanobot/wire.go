@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
 	"github.com/nanobot-go/nanobot/safety"
+	"github.com/nanobot-go/nanobot/safety/sandbox"
 )
 
 // runtime is everything a conversation needs, built from one config.
@@ -37,6 +39,7 @@ type runtime struct {
 	prompts *prompt.Source // the workspace's prompt files and skills
 	mcp     *mcp.Manager   // the MCP servers and their tools
 	reconf  sync.Mutex     // one rebuild of the loop's tools at a time
+	boxes   *sandboxes     // the exec tool's sandbox
 
 	mu       sync.RWMutex
 	cfg      *config.Config
@@ -48,8 +51,9 @@ type runtime struct {
 	pro      *proactive       // the gateway's background work; nil elsewhere
 }
 
-// newRuntime opens the store and builds the loop. metrics may be nil.
-func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics) (*runtime, error) {
+// newRuntime opens the store and builds the loop. metrics may be nil; abi
+// is the kernel's Landlock ABI.
+func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics, abi int) (*runtime, error) {
 	if err := os.MkdirAll(cfg.Agent.Workspace, 0o755); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -57,7 +61,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg}
+	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg, boxes: &sandboxes{abi: abi}}
 	r.prompts = newPromptSource(cfg)
 	r.mcp = r.newMCP(cfg)
 	r.provider, r.chain = r.newProviders(cfg)
@@ -66,6 +70,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		store.Close()
 		return nil, err
 	}
+	r.announceSandbox()
 	r.loop = agent.New(r.chain, store, toolset, agentConfig(cfg),
 		agent.WithLogger(logger),
 		agent.WithMemory(memorySource{r}),
@@ -107,6 +112,7 @@ func (r *runtime) notifyChat(ctx context.Context, session, text string) {
 func (r *runtime) close(grace time.Duration) error {
 	r.mcp.Close()
 	r.cons.Close(grace)
+	r.boxes.close()
 	return r.store.Close()
 }
 
@@ -227,7 +233,11 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &tools.Exec{
+		box, err := r.boxes.get(cfg)
+		if err != nil {
+			return nil, err
+		}
+		shellTool := &tools.Exec{
 			Workspace:       cfg.Agent.Workspace,
 			Restrict:        cfg.Tools.RestrictToWorkspace,
 			Timeout:         cfg.Tools.Exec.Timeout,
@@ -238,7 +248,12 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 			ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 			Secrets:         cfg.Secrets(),
 			Redactor:        safety.NewRedactor(cfg.Secrets()...),
-		})
+			Confinement:     confinement(box.Status()),
+		}
+		if box.Status().Mode != sandbox.ModeOff {
+			shellTool.Sandbox = box
+		}
+		out = append(out, shellTool)
 	}
 	out = append(out, tools.NewMemoryTools(r.memoryTools(cfg))...)
 	out = append(out, r.mcp.Tools()...)
@@ -477,7 +492,25 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if pro := r.proactive(); pro != nil {
 		s += "\n" + pro.status(ctx)
 	}
+	if st, ok := r.boxes.status(); ok {
+		s += "\nSandbox: " + st.Summary()
+	}
 	return s, nil
+}
+
+// announceSandbox says once, at start, what the exec sandbox does, loudly
+// when it is not there.
+func (r *runtime) announceSandbox() {
+	st, ok := r.boxes.status()
+	switch {
+	case !ok:
+	case st.Mode == sandbox.ModeOff:
+		r.logger.Warn("exec sandbox off; shell commands run with the filter alone", "key", "tools.exec.sandbox")
+	case !st.Landlock:
+		r.logger.Warn("exec sandbox NOT AVAILABLE; shell commands run with the filter alone and resource limits", "reason", st.Reason)
+	default:
+		r.logger.Info("exec sandbox on", "landlock_abi", st.ABI, "network", string(st.Network), "notes", strings.Join(st.Notes, "; "))
+	}
 }
 
 // observeModelCall counts a call in the metrics. A turn's calls reach the

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/nanobot-go/nanobot/agent/tools"
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/safety/sandbox"
+)
+
+// landlockABI is the Landlock ABI this kernel offers, or what a test says.
+func (a *app) landlockABI() int {
+	if a.abi != nil {
+		return a.abi()
+	}
+	return sandbox.ABI()
+}
+
+// sandboxConfig turns the exec settings of cfg into the sandbox's.
+func sandboxConfig(cfg *config.Config, abi int) sandbox.Config {
+	e := cfg.Tools.Exec
+	memory, _ := e.Limits.Memory.Bytes() // validated by Load
+	fileSize, _ := e.Limits.FileSize.Bytes()
+	data := filepath.Dir(cfg.Storage.Path)
+	return sandbox.Config{
+		Mode:      sandbox.Mode(e.Sandbox),
+		Workspace: cfg.Agent.Workspace,
+		StateDir:  filepath.Join(data, "sandbox"),
+		Read:      e.SandboxPaths.Read,
+		Write:     e.SandboxPaths.Write,
+		Hide:      append(protectedPaths(cfg), data),
+		Shell:     tools.Shell(),
+		Network:   sandbox.Network(e.Network),
+		Limits:    sandbox.Limits{Memory: memory, Processes: e.Limits.Processes, FileSize: fileSize, CPUTime: e.Limits.CPUTime},
+		ABI:       abi,
+	}
+}
+
+// newSandbox builds the sandbox for cfg. Without Landlock in landlock mode
+// the error is a *config.Error: the program exits with status 78.
+func newSandbox(cfg *config.Config, abi int) (*sandbox.Sandbox, error) {
+	sb, err := sandbox.New(sandboxConfig(cfg, abi))
+	switch {
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return nil, &config.Error{File: cfg.Path, Key: "tools.exec.sandbox", Problem: err.Error() +
+			": run on a kernel with Landlock enabled (Linux 5.13 or later, lsm=landlock), allow landlock_create_ruleset," +
+			" landlock_add_rule and landlock_restrict_self in the container's seccomp profile, or set tools.exec.sandbox: auto"}
+	case err != nil:
+		return nil, fmt.Errorf("exec sandbox: %w", err)
+	}
+	return sb, nil
+}
+
+// sandboxes keeps the sandbox of the running config: reused while its
+// settings stay the same, replaced (and closed once its commands end) when
+// a reload changes them.
+type sandboxes struct {
+	abi int
+	mu  sync.Mutex
+	cur *sandbox.Sandbox
+	cfg sandbox.Config
+}
+
+// get returns the sandbox for cfg.
+func (s *sandboxes) get(cfg *config.Config) (*sandbox.Sandbox, error) {
+	want := sandboxConfig(cfg, s.abi)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil && reflect.DeepEqual(want, s.cfg) {
+		return s.cur, nil
+	}
+	sb, err := newSandbox(cfg, s.abi)
+	if err != nil {
+		return nil, err
+	}
+	if s.cur != nil {
+		s.cur.Close()
+	}
+	s.cur, s.cfg = sb, want
+	return sb, nil
+}
+
+// status describes the current sandbox; ok is false before the first get.
+func (s *sandboxes) status() (sandbox.Status, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return sandbox.Status{}, false
+	}
+	return s.cur.Status(), true
+}
+
+func (s *sandboxes) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil {
+		s.cur.Close()
+		s.cur = nil
+	}
+}
+
+// confinement tells the model what the sandbox lets commands do.
+func confinement(st sandbox.Status) string {
+	if !st.Landlock {
+		return ""
+	}
+	s := "Commands run in a sandbox: they can read the system's software and read and write only the workspace" +
+		" (and a private HOME and TMPDIR); anything else is refused, and background processes end with the command."
+	if st.Network != sandbox.NetworkAny {
+		s += " Network: " + map[sandbox.Network]string{sandbox.NetworkWeb: "only ports 80 and 443.", sandbox.NetworkNone: "none."}[st.Network]
+	}
+	return s
+}
+
+// readyDetails are the lines /readyz adds: what the sandbox does.
+func (r *runtime) readyDetails() []string {
+	if st, ok := r.boxes.status(); ok {
+		return []string{"sandbox: " + st.Summary()}
+	}
+	return nil
+}
+
+// sandboxLines describe the sandbox of cfg for `nanobot status`.
+func sandboxLines(cfg *config.Config, abi int) []string {
+	if !cfg.Tools.Exec.Enabled {
+		return []string{"sandbox\tno shell tool"}
+	}
+	var lines []string
+	if sb, err := newSandbox(cfg, abi); err != nil {
+		lines = append(lines, "sandbox\tNOT AVAILABLE, the gateway will not start: "+err.Error())
+	} else {
+		lines = append(lines, "sandbox\t"+sb.Status().Summary())
+	}
+	paths := func(ps []string) string {
+		if len(ps) == 0 {
+			return "none"
+		}
+		return strings.Join(ps, ", ")
+	}
+	p := cfg.Tools.Exec.SandboxPaths
+	return append(lines, fmt.Sprintf("sandbox paths\tread: %s; write: %s", paths(p.Read), paths(p.Write)))
+}

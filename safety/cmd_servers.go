@@ -1,0 +1,54 @@
+package safety
+
+import (
+	"strings"
+)
+
+// Development servers usually listen on loopback by default and run as
+// part of ordinary work. Told explicitly which address to listen on (and
+// so possibly every interface), they are asked about like python -m
+// http.server --bind.
+
+func registerServerHandlers(reg func(func(*call), ...string)) {
+	reg((*call).devServer, "flask", "uvicorn", "gunicorn", "hypercorn", "daphne", "waitress-serve", "hugo", "jekyll",
+		"mkdocs", "next", "vite", "webpack", "ng", "streamlit", "serve", "live-server", "caddy", "ttyd", "gotty")
+}
+
+// listenOpts name the address a server listens on.
+var listenOpts = []string{"--host", "--bind", "-b", "--ip", "--listen", "--address", "--addr", "--server.address", "--interface"}
+
+// listensExplicitly reports whether args give a listen address.
+func listensExplicitly(args []arg) bool {
+	for _, a := range args {
+		for _, o := range listenOpts {
+			if a.val == o || strings.HasPrefix(a.val, o+"=") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *call) devServer() {
+	switch c.name {
+	case "ttyd", "gotty":
+		c.deny("reverse_shell", c.name+" serves a terminal over the network")
+		return
+	case "caddy":
+		if len(c.argv) > 1 && (c.argv[1].val == "file-server" || c.argv[1].val == "reverse-proxy") {
+			c.ask("network_listener", "caddy "+c.argv[1].val+" starts a server")
+		}
+		return
+	}
+	if listensExplicitly(c.argv[1:]) {
+		c.ask("network_listener", c.name+" starts a server on an address it is given")
+	}
+}
+
+// scriptServer asks about package scripts told where to listen (npm run
+// dev -- --host 0.0.0.0).
+func (c *call) scriptServer(ops []arg) {
+	if len(ops) > 1 && (ops[0].val == "run" || ops[0].val == "run-script" || ops[0].val == "dev" || ops[0].val == "start") && listensExplicitly(ops[1:]) {
+		c.ask("network_listener", c.name+" runs a server on an address it is given")
+	}
+}
