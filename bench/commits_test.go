@@ -3,49 +3,36 @@
 package bench
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
-
-	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
-	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
 )
 
-// TestCommits counts the synced commits (fsync and fdatasync calls, under
-// strace) the daemon makes per plain message and per tool round, one
-// message at a time so nothing merges. Run by bench/run.
-func TestCommits(t *testing.T) {
-	bin := os.Getenv("NANOBOT_BIN")
+const commitMessages = 50 // of each kind
+
+// measureCommits counts the synced commits (fsync and fdatasync calls,
+// under strace) the daemon makes per plain message and per tool round, one
+// message at a time so nothing merges, each counted until its reply is
+// recorded as delivered. Consolidation is off (a window of 100,000) so
+// every count is the turn's own.
+func measureCommits(t *testing.T, br *benchRun) {
 	strace, err := exec.LookPath("strace")
-	if bin == "" || err != nil {
-		t.Skip("needs NANOBOT_BIN and strace; run bench/run")
+	if err != nil {
+		t.Skip("strace is not installed")
 	}
-	const n = 100
-	tg := telegramtest.NewServer(t, botToken)
-	stub := openaitest.NewServer(t)
-	dir := t.TempDir()
-	cfg := writeConfig(t, dir, tg, stub, map[string]string{"memory.window": "100000"})
-	trace := filepath.Join(dir, "trace")
-	cmd := exec.Command(strace, "-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", trace, bin, "-c", cfg, "gateway")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if _, err := waitCalls(t, tg, "getUpdates", 1); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "data", "nanobot.db")+"?mode=ro")
+	e := newEnv(t, br, model{}, map[string]string{"memory.window": "100000"})
+	trace := filepath.Join(e.dir, "trace")
+	d := e.startReady(t, strace, "-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", trace)
+	r := follow(t, e.tg)
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(e.dir, "data", "nanobot.db")+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,29 +41,32 @@ func TestCommits(t *testing.T) {
 		data, _ := os.ReadFile(trace)
 		return strings.Count(string(data), "sync(")
 	}
-	run := func(tools int) float64 {
-		before := count()
-		for i := range n {
-			for k := range tools {
-				stub.Script(openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: fmt.Sprintf("c%d", k), Name: "list_dir", Arguments: `{"path":"."}`}}})
-			}
-			stub.Script(openaitest.Reply{Text: "ok"})
-			sent := len(tg.Sent())
-			sendText(tg, rtChat, rtBase+int64(tools*n+i), "hello")
-			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-			_, err := tg.WaitSent(ctx, sent+1)
-			cancel()
-			if err != nil {
+	measure := func(text string) []int {
+		var per []int
+		for range commitMessages {
+			before := count()
+			if _, err := e.exchange(t.Context(), r, rtChat, text); err != nil {
 				t.Fatal(err)
 			}
 			waitDelivered(t, db)
+			per = append(per, count()-before)
 		}
-		return float64(count()-before) / n
+		return per
 	}
-	plain := run(0)
-	threeTools := run(3)
-	fmt.Printf("\ncommits: %.2f per plain message, %.2f per 3-tool message, so %.2f per tool round\n",
-		plain, threeTools, (threeTools-plain)/3)
+	plain := measure(plainText)
+	withTools := measure(toolsText(tools))
+	base := float64(pct(slices.Sorted(slices.Values(plain)), 0.5))
+	perRound := make([]float64, len(withTools))
+	for i, n := range withTools {
+		perRound[i] = (float64(n) - base) / tools
+	}
+	n := fmt.Sprintf("%d messages", commitMessages)
+	br.rep.add("commits", statRow("synced commits per plain message", plain, fmtCount, n, "fsync+fdatasync under strace -f, until the reply is recorded as delivered"))
+	br.rep.add("commits", statRow("synced commits per tool round", perRound, fmtFloat, n,
+		fmt.Sprintf("(a %d-round message − the plain median) / %d; %d-round messages: median %d", tools, tools, tools, pct(slices.Sorted(slices.Values(withTools)), 0.5))))
+	if _, err := d.stop(); err != nil {
+		t.Errorf("gateway exit: %v", err)
+	}
 }
 
 // waitDelivered waits until the outbox records every reply as delivered:

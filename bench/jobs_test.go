@@ -6,10 +6,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,7 +17,6 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
-	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
 )
@@ -32,88 +29,80 @@ const (
 	latencySpace = 250 * time.Millisecond
 )
 
-// TestJobs measures the daemon with 10,000 scheduled jobs across 100 chats
-// against one without any: start-up, idle memory and CPU over a minute, and
-// the time from a job's due time to its sendMessage with an instant model.
-// Run it with bench/jobs.sh.
-func TestJobs(t *testing.T) {
-	bin := os.Getenv("NANOBOT_BIN")
-	if bin == "" {
-		t.Skip("NANOBOT_BIN is not set; run bench/jobs.sh")
-	}
-	empty := newJobsRig(t, bin, 0)
-	loaded := newJobsRig(t, bin, loadedJobs)
-	var tab table
-
+// measureJobs measures the daemon with 10,000 scheduled jobs across 100
+// chats against one without any: start-up, idle memory and CPU over a
+// minute, and the time from a job's due time to its sendMessage with an
+// instant model.
+func measureJobs(t *testing.T, br *benchRun) {
+	empty, loaded := newJobsRig(t, br, 0), newJobsRig(t, br, loadedJobs)
 	for _, r := range []*jobsRig{empty, loaded} {
-		r.starts, _ = measureStarts(t, bin, r.cfg, r.tg, r.logs)
+		for i := range 6 {
+			n := len(r.e.tg.Calls("getUpdates"))
+			d := r.e.start(t)
+			at, err := d.waitPoll(t, n+1)
+			if err != nil {
+				t.Fatalf("start: %v\n%s", err, br.logs)
+			}
+			if i > 0 { // the first start creates or migrates the database
+				r.starts = append(r.starts, at.Sub(d.started))
+			}
+			if _, err := d.stop(); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		}
 	}
-	// The first start of the empty daemon creates its database; it is left out.
-	tab.add(fmt.Sprintf("start to first getUpdates, no jobs (median of starts 2-%d)", starts), fmtMS(median(empty.starts[1:])), "", nil)
-	tab.add(fmt.Sprintf("start to first getUpdates, %d jobs in %d chats (median of starts 2-%d)", loadedJobs, jobChats, starts),
-		fmtMS(median(loaded.starts[1:])), "", nil)
+	br.rep.add("jobs", statRow("start to first getUpdates, no jobs", empty.starts, fmtDur, fmt.Sprintf("%d starts", len(empty.starts)), ""))
+	br.rep.add("jobs", statRow(fmt.Sprintf("start to first getUpdates, %d jobs in %d chats", loadedJobs, jobChats), loaded.starts, fmtDur, fmt.Sprintf("%d starts", len(loaded.starts)), ""))
 
 	// Both idle side by side for the same minute.
 	for _, r := range []*jobsRig{empty, loaded} {
-		r.d = startDaemon(t, bin, r.cfg, r.logs)
-		if _, err := waitCalls(t, r.tg, "getUpdates", len(r.tg.Calls("getUpdates"))+1); err != nil {
-			t.Fatalf("start: %v\n%s", err, r.logs)
-		}
+		r.d = r.e.startReady(t)
 	}
-	cpu0 := []time.Duration{cpuTime(t, empty.d), cpuTime(t, loaded.d)}
-	time.Sleep(idleCPUWait)
-	cpu1 := []time.Duration{cpuTime(t, empty.d), cpuTime(t, loaded.d)}
-	memEmpty, memLoaded := empty.d.memory(t), loaded.d.memory(t)
-	tab.add("idle RSS after 60 s, no jobs", memEmpty.String(), "", nil)
-	tab.add(fmt.Sprintf("idle RSS after 60 s, %d jobs", loadedJobs), memLoaded.String(), "", nil)
-	tab.add("idle CPU over 60 s, no jobs (user+sys)", fmtMS(cpu1[0]-cpu0[0]), "near 0", nil)
-	tab.add(fmt.Sprintf("idle CPU over 60 s, %d jobs (user+sys)", loadedJobs), fmtMS(cpu1[1]-cpu0[1]), "near 0", nil)
-
-	lat := loaded.latency(t, bin)
-	tab.add(fmt.Sprintf("due time to sendMessage, instant model (%d one-shot jobs among %d, median)", len(lat), loadedJobs),
-		fmtMS(median(lat)), "", nil)
-	tab.add("due time to sendMessage, max", fmtMS(slices.Max(lat)), "", nil)
+	cpu0 := []time.Duration{empty.d.cpu(t), loaded.d.cpu(t)}
+	time.Sleep(idleCPUWait) // the figure is what a minute of idling costs
+	cpu1 := []time.Duration{empty.d.cpu(t), loaded.d.cpu(t)}
+	for i, r := range []*jobsRig{empty, loaded} {
+		m := r.d.memory(t)
+		what := "no jobs"
+		if i == 1 {
+			what = fmt.Sprintf("%d jobs", loadedJobs)
+		}
+		br.rep.add("jobs", row{figure: "VmRSS / RssAnon after 60 s idle, " + what, median: fmtKB(m.rss) + " / " + fmtKB(m.anon), runs: "1 daemon"})
+		br.rep.add("jobs", row{figure: "idle CPU over 60 s (user+sys), " + what, median: fmtDur(cpu1[i] - cpu0[i]), runs: "1 daemon", note: "one timer for the next due job, no polling"})
+	}
+	lat := loaded.latency(t, br.bin)
+	br.rep.add("jobs", statRow(fmt.Sprintf("due time to sendMessage, instant model (%d one-shot jobs among %d)", len(lat), loadedJobs), lat, fmtDur, fmt.Sprintf("%d jobs", len(lat)), ""))
 	for _, r := range []*jobsRig{empty, loaded} {
-		if _, err := r.d.stop(t); err != nil {
+		if _, err := r.d.stop(); err != nil {
 			t.Errorf("stop: %v", err)
 		}
 	}
-	levels, summary := summarizeLogs(empty.logs.String() + loaded.logs.String())
-	tab.add("daemon log lines at warn/error", fmt.Sprintf("%d warn, %d error", levels["WARN"], levels["ERROR"]), "", nil)
-	out := tab.String() + "\nDaemon log (warn and above, by message):\n" + summary
-	if path := os.Getenv("NANOBOT_BENCH_TABLE"); path != "" {
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-			t.Error(err)
-		}
-		return
-	}
-	fmt.Print("\n" + out)
 }
 
 type jobsRig struct {
-	dir    string
-	cfg    string
-	tg     *telegramtest.Server
-	stub   *openaitest.Server
-	logs   *syncBuffer
+	e      *env
 	d      *daemon
 	starts []time.Duration
 }
 
-func newJobsRig(t *testing.T, bin string, jobs int) *jobsRig {
+func newJobsRig(t *testing.T, br *benchRun, jobs int) *jobsRig {
 	t.Helper()
-	r := &jobsRig{dir: t.TempDir(), tg: telegramtest.NewServer(t, botToken), stub: openaitest.NewServer(t), logs: &syncBuffer{}}
+	users := make([]string, jobChats)
+	for i := range users {
+		users[i] = strconv.Itoa(5000 + i)
+	}
+	r := &jobsRig{e: newEnv(t, br, model{}, map[string]string{"agent.timezone": "UTC", "cron.max_jobs_per_chat": "1000",
+		"channels.telegram.allow_from": "[" + strings.Join(users, ", ") + "]"})}
 	// An instant model whose answer names the job it answers.
-	r.stub.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
+	r.e.stub.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
 		last := req.Messages[len(req.Messages)-1].Content
 		if i := strings.LastIndex(last, "\n\n"); i >= 0 {
 			last = last[i+2:]
 		}
 		return openaitest.Reply{Text: "fired: " + last}
 	})
-	r.cfg = writeConfig(t, r.dir, r.tg, r.stub, map[string]string{"agent.timezone": "UTC", "cron.max_jobs_per_chat": "1000"})
 	if jobs > 0 {
-		seedJobs(t, filepath.Join(r.dir, "data", "nanobot.db"), jobs)
+		seedJobs(t, filepath.Join(r.e.dir, "data", "nanobot.db"), jobs)
 	}
 	return r
 }
@@ -164,7 +153,7 @@ func (r *jobsRig) latency(t *testing.T, bin string) []time.Duration {
 	for i := range latencyJobs {
 		at := base.Add(time.Duration(i) * latencySpace)
 		msg := fmt.Sprintf("latency job %d", i)
-		cmd := exec.Command(bin, "-c", r.cfg, "cron", "add", "--message", msg, "--at", at.UTC().Format(time.RFC3339Nano), "--chat", "5000")
+		cmd := exec.Command(bin, "cron", "add", "-c", r.e.cfg, "--message", msg, "--at", at.UTC().Format(time.RFC3339Nano), "--chat", "5000")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("cron add: %v\n%s", err, out)
 		}
@@ -173,15 +162,15 @@ func (r *jobsRig) latency(t *testing.T, bin string) []time.Duration {
 	if time.Now().After(base) {
 		t.Fatal("adding the jobs took longer than their lead time")
 	}
-	if err := r.d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := syscall.Kill(r.d.pid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
 	var out []time.Duration
 	seen := map[string]bool{}
-	for n := len(r.tg.Calls("sendMessage")) + 1; len(out) < latencyJobs; n++ {
-		calls, err := r.tg.WaitCalls(ctx, "sendMessage", n)
+	for n := len(r.e.tg.Calls("sendMessage")) + 1; len(out) < latencyJobs; n++ {
+		calls, err := r.e.tg.WaitCalls(ctx, "sendMessage", n)
 		if err != nil {
 			t.Fatalf("%d of %d job answers arrived: %v", len(out), latencyJobs, err)
 		}
@@ -193,19 +182,4 @@ func (r *jobsRig) latency(t *testing.T, bin string) []time.Duration {
 		}
 	}
 	return out
-}
-
-// cpuTime is the user and system time the process has used.
-func cpuTime(t *testing.T, d *daemon) time.Duration {
-	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Fields after the command name in parentheses; utime and stime are
-	// the 14th and 15th fields, in clock ticks (100 per second).
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
