@@ -118,7 +118,7 @@ func toNode(v reflect.Value) (*yaml.Node, error) {
 	n := &yaml.Node{}
 	switch {
 	case v.Type() == durationType:
-		n.SetString(formatDuration(time.Duration(v.Int())))
+		n.SetString(FormatDuration(time.Duration(v.Int())))
 	case v.Type() == secretType:
 		n.SetString(v.Interface().(Secret).String())
 	case v.Kind() == reflect.String:
@@ -168,8 +168,8 @@ func toNode(v reflect.Value) (*yaml.Node, error) {
 	return n, nil
 }
 
-// formatDuration writes 2m rather than time.Duration's 2m0s.
-func formatDuration(d time.Duration) string {
+// FormatDuration writes 2m rather than time.Duration's 2m0s, as config.yaml does.
+func FormatDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

@@ -66,29 +66,17 @@ func (r *runtime) backupLine() string {
 }
 
 func describeBackups(st backup.Status, every time.Duration, now time.Time) string {
-	line := fmt.Sprintf("Backups: every %s, none yet", shortDuration(every))
+	line := fmt.Sprintf("Backups: every %s, none yet", config.FormatDuration(every))
 	if !st.LastSuccess.IsZero() {
 		ago := "less than a minute ago"
 		if d := now.Sub(st.LastSuccess); d >= time.Minute {
-			ago = shortDuration(d.Round(time.Minute)) + " ago"
+			ago = config.FormatDuration(d.Round(time.Minute)) + " ago"
 		}
-		line = fmt.Sprintf("Backups: every %s, last %s (%s, %s)", shortDuration(every),
+		line = fmt.Sprintf("Backups: every %s, last %s (%s, %s)", config.FormatDuration(every),
 			st.LastSuccess.UTC().Format("2006-01-02 15:04 UTC"), ago, sizeOf(st.LastBytes))
 	}
 	if st.LastError != "" && st.LastErrorAt.After(st.LastSuccess) {
 		line += fmt.Sprintf("; the attempt at %s failed: %s", st.LastErrorAt.UTC().Format("2006-01-02 15:04 UTC"), st.LastError)
 	}
 	return line
-}
-
-// shortDuration writes 24h rather than 24h0m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -78,7 +78,7 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	var problems []string
 	hb, hbErr := heartbeatConfig(cfg)
 	if hbErr == nil && hb.Interval > 0 {
-		fmt.Fprintf(w, "heartbeat\tevery %s, %s, chat %s\n", shortDuration(hb.Interval), hb.File, hb.Chat)
+		fmt.Fprintf(w, "heartbeat\tevery %s, %s, chat %s\n", config.FormatDuration(hb.Interval), hb.File, hb.Chat)
 	} else {
 		fmt.Fprintf(w, "heartbeat\toff\n")
 	}

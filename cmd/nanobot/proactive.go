@@ -271,7 +271,7 @@ func (p *proactive) status(ctx context.Context) string {
 	if err != nil || hc.Interval <= 0 {
 		return "Heartbeat: off"
 	}
-	return fmt.Sprintf("Heartbeat: every %s; %s", shortDuration(hc.Interval), heartbeat.Status(ctx, p.rt.store, hc.Zone))
+	return fmt.Sprintf("Heartbeat: every %s; %s", config.FormatDuration(hc.Interval), heartbeat.Status(ctx, p.rt.store, hc.Zone))
 }
 
 // tools are the tools of the gateway's turns beyond the runtime's own.
