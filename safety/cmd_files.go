@@ -1,7 +1,6 @@
 package safety
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -319,7 +318,7 @@ func (c *call) fallocate() {
 	}
 }
 
-var octalMode = regexp.MustCompile(`^[0-7]{3,4}$`)
+var octalMode = lazy(`^[0-7]{3,4}$`)
 
 func setuidMode(m string) bool {
 	if octalMode.MatchString(m) {

@@ -1,7 +1,6 @@
 package safety
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -85,8 +84,8 @@ func (c *call) stdinTexts() []string {
 }
 
 var (
-	reSQLComment = regexp.MustCompile(`(?s)--[^\n]*|/\*.*?\*/`)
-	reSQLShell   = regexp.MustCompile(`(?m)(?:^|;)\s*(?:\\!|system\s|\.shell\s|\.system\s)\s*([^\n;]*)`)
+	reSQLComment = lazy(`(?s)--[^\n]*|/\*.*?\*/`)
+	reSQLShell   = lazy(`(?m)(?:^|;)\s*(?:\\!|system\s|\.shell\s|\.system\s)\s*([^\n;]*)`)
 )
 
 // sqlStatements splits SQL text into lower-case statements.
@@ -288,7 +287,7 @@ var redisDestructive = map[string]bool{"flushall": true, "flushdb": true, "del":
 	"shutdown": true, "debug": true, "script": true, "function": true, "slaveof": true, "replicaof": true,
 	"migrate": true, "cluster": true, "acl": true, "module": true, "swapdb": true, "failover": true}
 
-var reRedisCall = regexp.MustCompile(`(?i)redis\.p?call\(\s*['"](\w+)`)
+var reRedisCall = lazy(`(?i)redis\.p?call\(\s*['"](\w+)`)
 
 func (c *call) redisCli() {
 	c.noPathScan = true
@@ -322,7 +321,7 @@ func (c *call) redisCli() {
 	}
 }
 
-var reMongoDestroy = regexp.MustCompile(`\.drop\(|dropDatabase|deleteMany|deleteOne|\.remove\(|dropUser|dropAllUsers|dropIndex|renameCollection|shutdownServer|shutdown\s*:|findOneAndDelete|findAndModify\([^)]*remove|updateMany\(\s*\{\s*\}`)
+var reMongoDestroy = lazy(`\.drop\(|dropDatabase|deleteMany|deleteOne|\.remove\(|dropUser|dropAllUsers|dropIndex|renameCollection|shutdownServer|shutdown\s*:|findOneAndDelete|findAndModify\([^)]*remove|updateMany\(\s*\{\s*\}`)
 
 func (c *call) mongoShell() {
 	texts := c.stdinTexts()

@@ -1,7 +1,6 @@
 package safety
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -182,15 +181,15 @@ func shellQuote(s string) string {
 // reExShell finds the shell commands of vim's ex command line: :!cmd,
 // :r !cmd, :w !cmd, :terminal cmd, system("cmd").
 var (
-	reExBang   = regexp.MustCompile(`^(?:silent!?\s*|exe(?:cute)?\s+)?(?:\d*,?\d*|%)?\s*(?:r(?:ead)?|w(?:rite)?|)\s*!(.*)$`)
-	reExTerm   = regexp.MustCompile(`^(?:silent!?\s*)?(?:ter(?:minal)?|!)\s+(.+)$`)
-	reExSystem = regexp.MustCompile(`(?:system|systemlist|jobstart|termopen|job_start)\s*\(\s*(?:\[\s*)?['"]((?:[^'"\\]|\\.)*)['"]`)
-	reExLang   = regexp.MustCompile(`^(py3?|python3?|pyx|pythonx|lua|perl|ruby|tcl|luado|py3do|pydo|rubydo|perldo)\s+(.*)$`)
-	reExWrite  = regexp.MustCompile(`^(?:w(?:rite)?|sav(?:eas)?|wq?|x(?:it)?|up(?:date)?)!?\s+([^!|].*)$`)
+	reExBang   = lazy(`^(?:silent!?\s*|exe(?:cute)?\s+)?(?:\d*,?\d*|%)?\s*(?:r(?:ead)?|w(?:rite)?|)\s*!(.*)$`)
+	reExTerm   = lazy(`^(?:silent!?\s*)?(?:ter(?:minal)?|!)\s+(.+)$`)
+	reExSystem = lazy(`(?:system|systemlist|jobstart|termopen|job_start)\s*\(\s*(?:\[\s*)?['"]((?:[^'"\\]|\\.)*)['"]`)
+	reExLang   = lazy(`^(py3?|python3?|pyx|pythonx|lua|perl|ruby|tcl|luado|py3do|pydo|rubydo|perldo)\s+(.*)$`)
+	reExWrite  = lazy(`^(?:w(?:rite)?|sav(?:eas)?|wq?|x(?:it)?|up(?:date)?)!?\s+([^!|].*)$`)
 )
 
 // reBareShell is a command line that only starts an interactive shell.
-var reBareShell = regexp.MustCompile(`^\s*(?:exec\s+)?(?:/\S*/)?(?:ba|da|z|k|mk|c|tc|fi|a|r)?sh(?:\s+-[ilps]+)*\s*$`)
+var reBareShell = lazy(`^\s*(?:exec\s+)?(?:/\S*/)?(?:ba|da|z|k|mk|c|tc|fi|a|r)?sh(?:\s+-[ilps]+)*\s*$`)
 
 // shellEscape refuses a program told to start an interactive shell: it
 // escapes whatever confined the program (and, run with more privileges,
@@ -320,9 +319,9 @@ func (c *call) ed() {
 }
 
 var (
-	reGdbShell = regexp.MustCompile(`^(?:!|shell\s+|pipe\s+[^|]*\|\s*|\|\s*[^|]*\|\s*)(.+)$`)
-	reGdbPy    = regexp.MustCompile(`^(?:python|py|python-interactive|pi)\s+(.+)$`)
-	reGdbCall  = regexp.MustCompile(`(?:call|print|p|output)\s+.*\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"`)
+	reGdbShell = lazy(`^(?:!|shell\s+|pipe\s+[^|]*\|\s*|\|\s*[^|]*\|\s*)(.+)$`)
+	reGdbPy    = lazy(`^(?:python|py|python-interactive|pi)\s+(.+)$`)
+	reGdbCall  = lazy(`(?:call|print|p|output)\s+.*\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"`)
 )
 
 // debugCommand judges one command given to gdb or lldb.
@@ -529,4 +528,4 @@ func (c *call) manPager() {
 	}
 }
 
-var reEmacsShell = regexp.MustCompile(`\((?:term|ansi-term|shell|eshell|vterm)\b`)
+var reEmacsShell = lazy(`\((?:term|ansi-term|shell|eshell|vterm)\b`)

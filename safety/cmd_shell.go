@@ -1,7 +1,6 @@
 package safety
 
 import (
-	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -133,7 +132,7 @@ func isInterpreter(n string) bool {
 	return interpLang(n) != ""
 }
 
-var pyVersion = regexp.MustCompile(`^python[23](\.\d+)?$|^python$|^pypy3?$`)
+var pyVersion = lazy(`^python[23](\.\d+)?$|^python$|^pypy3?$`)
 
 func interpLang(n string) string {
 	switch {
@@ -666,13 +665,13 @@ func (c *call) sed() {
 }
 
 var (
-	rePrintfVerb = regexp.MustCompile(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`)
-	reSedExec    = regexp.MustCompile(`(^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e(\s|$|;)|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
-	reSedCmd     = regexp.MustCompile(`(?:^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e\s+([^;\n]+)`)
-	reAwkSystem  = regexp.MustCompile(`system\s*\(`)
-	reAwkGetline = regexp.MustCompile(`("[^"]*")\s*\|\s*getline`)
-	reAwkPipe    = regexp.MustCompile(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`)
-	reAwkString  = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+	rePrintfVerb = lazy(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`)
+	reSedExec    = lazy(`(^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e(\s|$|;)|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
+	reSedCmd     = lazy(`(?:^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e\s+([^;\n]+)`)
+	reAwkSystem  = lazy(`system\s*\(`)
+	reAwkGetline = lazy(`("[^"]*")\s*\|\s*getline`)
+	reAwkPipe    = lazy(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`)
+	reAwkString  = lazy(`"((?:[^"\\]|\\.)*)"`)
 )
 
 func (c *call) awk() {
@@ -854,7 +853,7 @@ func (c *call) history() {
 	}
 }
 
-var secretVarName = regexp.MustCompile(`(?i)(token|secret|passw|api_?key|private|credential|_key$|^key$|auth)`)
+var secretVarName = lazy(`(?i)(token|secret|passw|api_?key|private|credential|_key$|^key$|auth)`)
 
 func (c *call) printenv() {
 	c.noPathScan = true
