@@ -8,12 +8,12 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
-	"text/template"
 )
 
 // The schema's history: NNNN_name.sql files, applied in order, each in its
 // own transaction, the last applied number kept in PRAGMA user_version.
-// Files are text/template documents rendered with migrationData.
+// A file may hold parts for one kind of SQLite library only, between
+// whole-line directives: "-- #if fts5", "-- #else", "-- #endif" (see render).
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -26,6 +26,52 @@ type migration struct {
 
 type migrationData struct {
 	FTS5 bool // the SQLite library has FTS5
+}
+
+func (d migrationData) conditions() map[string]bool {
+	return map[string]bool{"fts5": d.FTS5}
+}
+
+// render keeps the lines of a migration that apply to conds. A line that is
+// exactly "-- #if NAME", "-- #else" or "-- #endif" (spaces around it aside)
+// opens, flips or closes a part kept only when conds[NAME] holds. Parts do
+// not nest, and an unknown NAME is an error. (A plain preprocessor rather
+// than text/template: that package's reflection keeps every exported method
+// of the program in the binary, about 3 MB of it.)
+func render(text string, conds map[string]bool) (string, error) {
+	var b strings.Builder
+	b.Grow(len(text))
+	open, keep, sawElse := false, true, false
+	for n, line := range strings.SplitAfter(text, "\n") {
+		directive, ok := strings.CutPrefix(strings.TrimSpace(line), "-- #")
+		word, name, _ := strings.Cut(directive, " ")
+		name = strings.TrimSpace(name)
+		switch {
+		case !ok:
+			if keep {
+				b.WriteString(line)
+			}
+		case word == "if":
+			v, known := conds[name]
+			switch {
+			case open:
+				return "", fmt.Errorf("line %d: #if inside another #if", n+1)
+			case !known:
+				return "", fmt.Errorf("line %d: unknown condition %q", n+1, name)
+			}
+			open, keep, sawElse = true, v, false
+		case word == "else" && name == "" && open && !sawElse:
+			keep, sawElse = !keep, true
+		case word == "endif" && name == "" && open:
+			open, keep = false, true
+		default:
+			return "", fmt.Errorf("line %d: misplaced or unknown directive %q", n+1, strings.TrimSpace(line))
+		}
+	}
+	if open {
+		return "", fmt.Errorf("#if without its #endif")
+	}
+	return b.String(), nil
 }
 
 func loadMigrations(data migrationData) ([]migration, error) {
@@ -44,15 +90,11 @@ func loadMigrations(data migrationData) ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := template.New(e.Name()).Option("missingkey=error").Parse(string(text))
+		sql, err := render(string(text), data.conditions())
 		if err != nil {
 			return nil, fmt.Errorf("migration %s: %w", e.Name(), err)
 		}
-		var b strings.Builder
-		if err := t.Execute(&b, data); err != nil {
-			return nil, fmt.Errorf("migration %s: %w", e.Name(), err)
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: b.String()})
+		ms = append(ms, migration{version: v, name: e.Name(), sql: sql})
 	}
 	return ms, nil
 }

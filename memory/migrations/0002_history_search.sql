@@ -2,7 +2,7 @@
 -- SQLite library has it (builds with -tags sqlite_fts5), FTS4 otherwise; the
 -- index is external-content, so its rowid is history.id in both. The
 -- scope_key column lets a search match its scope inside the index.
-{{if .FTS5}}
+-- #if fts5
 CREATE VIRTUAL TABLE history_fts USING fts5 (
 	entry,
 	scope_key,
@@ -23,7 +23,7 @@ CREATE TRIGGER history_fts_update AFTER UPDATE OF entry, scope ON history BEGIN
 	INSERT INTO history_fts (rowid, entry, scope_key) VALUES (new.id, new.entry, new.scope_key);
 END;
 INSERT INTO history_fts (history_fts) VALUES ('rebuild');
-{{else}}
+-- #else
 CREATE VIRTUAL TABLE history_fts USING fts4 (
 	content="history",
 	entry,
@@ -43,4 +43,4 @@ CREATE TRIGGER history_fts_update_new AFTER UPDATE OF entry, scope ON history BE
 	INSERT INTO history_fts (docid, entry, scope_key) VALUES (new.id, new.entry, new.scope_key);
 END;
 INSERT INTO history_fts (history_fts) VALUES ('rebuild');
-{{end}}
+-- #endif
