@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // StoredMessage is a session message with its position in the store.
@@ -406,7 +407,7 @@ const consolidationPrompt = `You maintain the long-term memory of a personal ass
 - history_entry: 2-5 sentences starting with "[YYYY-MM-DD HH:MM]" that summarise what happened in this part of the conversation, with the details someone would search for later (names, places, decisions, file names).
 - memory_update: the full updated MEMORY document in Markdown: durable facts about the user, their preferences, projects and standing instructions. Keep everything still true from the current document, add new facts, remove what is no longer true. If nothing changed, return the current document unchanged.`
 
-var savedStamp = regexp.MustCompile(`^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\]`)
+var savedStamp = lazyre.New(`^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\]`)
 
 func (c *Consolidator) consolidate(ctx context.Context, session string, msgs []StoredMessage) error {
 	if len(msgs) == 0 {

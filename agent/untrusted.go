@@ -1,8 +1,9 @@
 package agent
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // The lines around content that came from outside: web pages, search
@@ -15,7 +16,7 @@ const (
 // markerWord finds the marker's name inside content, whatever the case or
 // separators, so that a page cannot close the block early and speak as if
 // from outside it.
-var markerWord = regexp.MustCompile(`(?i)external[\s_-]*untrusted[\s_-]*content`)
+var markerWord = lazyre.New(`(?i)external[\s_-]*untrusted[\s_-]*content`)
 
 // Untrusted wraps text between the untrusted-content marker lines, with
 // lookalikes of the markers inside it defused.

@@ -7,12 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // maxFileSize bounds what Load reads: a config file is a few kilobytes.
@@ -139,7 +140,7 @@ func parseYAML(file string, data []byte) (root *yaml.Node, err *Error) {
 	return &doc, nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = lazyre.New(`^yaml: line (\d+): (.*)$`)
 
 // yamlError turns the parser's "yaml: line 3: could not find expected ':'" into an *Error.
 func yamlError(file string, err error) *Error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // SetKeys returns src with the values of existing dotted keys replaced, leaving every other byte
@@ -175,8 +176,8 @@ func render(t reflect.Type, val string, flow bool) (text string, want []string, 
 }
 
 var (
-	numeric = regexp.MustCompile(`^-?[0-9]+$`)
-	word    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+	numeric = lazyre.New(`^-?[0-9]+$`)
+	word    = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 )
 
 // yamlString writes s as a one-line YAML string: plain when YAML reads it back as that string, quoted

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // Validate checks every value and the rules between them. Problems are *Error values, with lines when
@@ -165,7 +167,7 @@ func absPath(p, dir string, env func(string) (string, bool)) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-var username = regexp.MustCompile(`^@?[A-Za-z][A-Za-z0-9_]{0,31}$`)
+var username = lazyre.New(`^@?[A-Za-z][A-Za-z0-9_]{0,31}$`)
 
 // normalizeUser returns "*", a user id in decimal, or "@username" in lower case (Telegram usernames are
 // case-insensitive).
@@ -265,8 +267,8 @@ func validListen(v string) bool {
 }
 
 var (
-	categoryName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	secretToken  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+	categoryName = lazyre.New(`^[a-z][a-z0-9_]*$`)
+	secretToken  = lazyre.New(`^[A-Za-z0-9_-]{1,256}$`)
 )
 
 func (c *Config) problems() []*Error {
@@ -433,7 +435,7 @@ func (c *Config) checkTools(k *checker) {
 	c.checkMCP(k)
 }
 
-var mcpName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+var mcpName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
 
 func (c *Config) checkMCP(k *checker) {
 	for _, name := range slices.Sorted(maps.Keys(c.Tools.MCPServers)) {
@@ -474,7 +476,7 @@ func (c *Config) checkMCP(k *checker) {
 	}
 }
 
-var quietHours = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$`)
+var quietHours = lazyre.New(`^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$`)
 
 func (c *Config) checkProactive(k *checker) {
 	s := c.Agent.Subagents

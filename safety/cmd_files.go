@@ -3,6 +3,8 @@ package safety
 import (
 	"strconv"
 	"strings"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // hugeSize is the size from which creating a file counts as filling the disk.
@@ -318,7 +320,7 @@ func (c *call) fallocate() {
 	}
 }
 
-var octalMode = lazy(`^[0-7]{3,4}$`)
+var octalMode = lazyre.New(`^[0-7]{3,4}$`)
 
 func setuidMode(m string) bool {
 	if octalMode.MatchString(m) {

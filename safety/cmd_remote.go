@@ -2,6 +2,8 @@ package safety
 
 import (
 	"strings"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // Destructive operations sent to other systems through their clients
@@ -84,8 +86,8 @@ func (c *call) stdinTexts() []string {
 }
 
 var (
-	reSQLComment = lazy(`(?s)--[^\n]*|/\*.*?\*/`)
-	reSQLShell   = lazy(`(?m)(?:^|;)\s*(?:\\!|system\s|\.shell\s|\.system\s)\s*([^\n;]*)`)
+	reSQLComment = lazyre.New(`(?s)--[^\n]*|/\*.*?\*/`)
+	reSQLShell   = lazyre.New(`(?m)(?:^|;)\s*(?:\\!|system\s|\.shell\s|\.system\s)\s*([^\n;]*)`)
 )
 
 // sqlStatements splits SQL text into lower-case statements.
@@ -287,7 +289,7 @@ var redisDestructive = map[string]bool{"flushall": true, "flushdb": true, "del":
 	"shutdown": true, "debug": true, "script": true, "function": true, "slaveof": true, "replicaof": true,
 	"migrate": true, "cluster": true, "acl": true, "module": true, "swapdb": true, "failover": true}
 
-var reRedisCall = lazy(`(?i)redis\.p?call\(\s*['"](\w+)`)
+var reRedisCall = lazyre.New(`(?i)redis\.p?call\(\s*['"](\w+)`)
 
 func (c *call) redisCli() {
 	c.noPathScan = true
@@ -321,7 +323,7 @@ func (c *call) redisCli() {
 	}
 }
 
-var reMongoDestroy = lazy(`\.drop\(|dropDatabase|deleteMany|deleteOne|\.remove\(|dropUser|dropAllUsers|dropIndex|renameCollection|shutdownServer|shutdown\s*:|findOneAndDelete|findAndModify\([^)]*remove|updateMany\(\s*\{\s*\}`)
+var reMongoDestroy = lazyre.New(`\.drop\(|dropDatabase|deleteMany|deleteOne|\.remove\(|dropUser|dropAllUsers|dropIndex|renameCollection|shutdownServer|shutdown\s*:|findOneAndDelete|findAndModify\([^)]*remove|updateMany\(\s*\{\s*\}`)
 
 func (c *call) mongoShell() {
 	texts := c.stdinTexts()

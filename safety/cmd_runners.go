@@ -2,6 +2,8 @@ package safety
 
 import (
 	"strings"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // Programs that run other commands as part of their work: fd -x and GNU
@@ -181,15 +183,15 @@ func shellQuote(s string) string {
 // reExShell finds the shell commands of vim's ex command line: :!cmd,
 // :r !cmd, :w !cmd, :terminal cmd, system("cmd").
 var (
-	reExBang   = lazy(`^(?:silent!?\s*|exe(?:cute)?\s+)?(?:\d*,?\d*|%)?\s*(?:r(?:ead)?|w(?:rite)?|)\s*!(.*)$`)
-	reExTerm   = lazy(`^(?:silent!?\s*)?(?:ter(?:minal)?|!)\s+(.+)$`)
-	reExSystem = lazy(`(?:system|systemlist|jobstart|termopen|job_start)\s*\(\s*(?:\[\s*)?['"]((?:[^'"\\]|\\.)*)['"]`)
-	reExLang   = lazy(`^(py3?|python3?|pyx|pythonx|lua|perl|ruby|tcl|luado|py3do|pydo|rubydo|perldo)\s+(.*)$`)
-	reExWrite  = lazy(`^(?:w(?:rite)?|sav(?:eas)?|wq?|x(?:it)?|up(?:date)?)!?\s+([^!|].*)$`)
+	reExBang   = lazyre.New(`^(?:silent!?\s*|exe(?:cute)?\s+)?(?:\d*,?\d*|%)?\s*(?:r(?:ead)?|w(?:rite)?|)\s*!(.*)$`)
+	reExTerm   = lazyre.New(`^(?:silent!?\s*)?(?:ter(?:minal)?|!)\s+(.+)$`)
+	reExSystem = lazyre.New(`(?:system|systemlist|jobstart|termopen|job_start)\s*\(\s*(?:\[\s*)?['"]((?:[^'"\\]|\\.)*)['"]`)
+	reExLang   = lazyre.New(`^(py3?|python3?|pyx|pythonx|lua|perl|ruby|tcl|luado|py3do|pydo|rubydo|perldo)\s+(.*)$`)
+	reExWrite  = lazyre.New(`^(?:w(?:rite)?|sav(?:eas)?|wq?|x(?:it)?|up(?:date)?)!?\s+([^!|].*)$`)
 )
 
 // reBareShell is a command line that only starts an interactive shell.
-var reBareShell = lazy(`^\s*(?:exec\s+)?(?:/\S*/)?(?:ba|da|z|k|mk|c|tc|fi|a|r)?sh(?:\s+-[ilps]+)*\s*$`)
+var reBareShell = lazyre.New(`^\s*(?:exec\s+)?(?:/\S*/)?(?:ba|da|z|k|mk|c|tc|fi|a|r)?sh(?:\s+-[ilps]+)*\s*$`)
 
 // shellEscape refuses a program told to start an interactive shell: it
 // escapes whatever confined the program (and, run with more privileges,
@@ -319,9 +321,9 @@ func (c *call) ed() {
 }
 
 var (
-	reGdbShell = lazy(`^(?:!|shell\s+|pipe\s+[^|]*\|\s*|\|\s*[^|]*\|\s*)(.+)$`)
-	reGdbPy    = lazy(`^(?:python|py|python-interactive|pi)\s+(.+)$`)
-	reGdbCall  = lazy(`(?:call|print|p|output)\s+.*\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"`)
+	reGdbShell = lazyre.New(`^(?:!|shell\s+|pipe\s+[^|]*\|\s*|\|\s*[^|]*\|\s*)(.+)$`)
+	reGdbPy    = lazyre.New(`^(?:python|py|python-interactive|pi)\s+(.+)$`)
+	reGdbCall  = lazyre.New(`(?:call|print|p|output)\s+.*\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"`)
 )
 
 // debugCommand judges one command given to gdb or lldb.
@@ -528,4 +530,4 @@ func (c *call) manPager() {
 	}
 }
 
-var reEmacsShell = lazy(`\((?:term|ansi-term|shell|eshell|vterm)\b`)
+var reEmacsShell = lazyre.New(`\((?:term|ansi-term|shell|eshell|vterm)\b`)

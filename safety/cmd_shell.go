@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // commandHandlers maps command names to the function judging them.
@@ -132,7 +134,7 @@ func isInterpreter(n string) bool {
 	return interpLang(n) != ""
 }
 
-var pyVersion = lazy(`^python[23](\.\d+)?$|^python$|^pypy3?$`)
+var pyVersion = lazyre.New(`^python[23](\.\d+)?$|^python$|^pypy3?$`)
 
 func interpLang(n string) string {
 	switch {
@@ -665,13 +667,13 @@ func (c *call) sed() {
 }
 
 var (
-	rePrintfVerb = lazy(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`)
-	reSedExec    = lazy(`(^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e(\s|$|;)|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
-	reSedCmd     = lazy(`(?:^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e\s+([^;\n]+)`)
-	reAwkSystem  = lazy(`system\s*\(`)
-	reAwkGetline = lazy(`("[^"]*")\s*\|\s*getline`)
-	reAwkPipe    = lazy(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`)
-	reAwkString  = lazy(`"((?:[^"\\]|\\.)*)"`)
+	rePrintfVerb = lazyre.New(`%[-+ #0]*\d*(\.\d+)?[sbdqc]`)
+	reSedExec    = lazyre.New(`(^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e(\s|$|;)|/[gpIiMm0-9]*e[gpIiMm0-9]*\s*($|;)`)
+	reSedCmd     = lazyre.New(`(?:^|[;\n}])\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*)?e\s+([^;\n]+)`)
+	reAwkSystem  = lazyre.New(`system\s*\(`)
+	reAwkGetline = lazyre.New(`("[^"]*")\s*\|\s*getline`)
+	reAwkPipe    = lazyre.New(`\|&?\s*("[^"]*"|[A-Za-z_]\w*)`)
+	reAwkString  = lazyre.New(`"((?:[^"\\]|\\.)*)"`)
 )
 
 func (c *call) awk() {
@@ -853,7 +855,7 @@ func (c *call) history() {
 	}
 }
 
-var secretVarName = lazy(`(?i)(token|secret|passw|api_?key|private|credential|_key$|^key$|auth)`)
+var secretVarName = lazyre.New(`(?i)(token|secret|passw|api_?key|private|credential|_key$|^key$|auth)`)
 
 func (c *call) printenv() {
 	c.noPathScan = true

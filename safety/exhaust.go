@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // Commands that never end on their own or allocate without bound: endless
@@ -13,15 +15,15 @@ import (
 // asking for more memory than a machine has.
 
 var (
-	reInfLoop = lazy(`(?i)\bwhile\s*\(?\s*(?:true|1|\$true)\s*\)?\s*(?::|\{|do\b|;|\n)|\bwhile\s*\(\s*(?:true|1|\$true)\s*\)|\bwhile\s*\{\s*1\s*\}|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do\b|\{)|\(loop\s|\b1\s+while\s+1\b|\buntil\s*\(?\s*false\b|\brepeat\s*\{|iter\(\s*int\s*,\s*1\s*\)|itertools\.(?:count|cycle|repeat)\(\)|Stream\.(?:cycle|iterate|repeatedly)|\bwhile\s*\(\s*TRUE\s*\)`)
+	reInfLoop = lazyre.New(`(?i)\bwhile\s*\(?\s*(?:true|1|\$true)\s*\)?\s*(?::|\{|do\b|;|\n)|\bwhile\s*\(\s*(?:true|1|\$true)\s*\)|\bwhile\s*\{\s*1\s*\}|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do\b|\{)|\(loop\s|\b1\s+while\s+1\b|\buntil\s*\(?\s*false\b|\brepeat\s*\{|iter\(\s*int\s*,\s*1\s*\)|itertools\.(?:count|cycle|repeat)\(\)|Stream\.(?:cycle|iterate|repeatedly)|\bwhile\s*\(\s*TRUE\s*\)`)
 	// reLoopExit are the ways out of a loop, or of spinning in it.
-	reLoopExit = lazy(`(?i)\b(?:break|return|exit|die|last|sleep|usleep|nanosleep|recv|recvfrom|accept|readline|readlines|read|input|gets|stdin|wait|select|poll|join|quit|_exit|yield|await|settimeout|setinterval|throw|raise|halt|receive|abort)\b`)
-	rePower    = lazy(`(\d[\d_]*)(?:\.\d+)?\s*\*\*\s*\(?\s*(\d[\d_]*)(?:\s*\*\*\s*(\d[\d_]*))?`)
-	reCaret    = lazy(`(\d[\d_]*)(?:\.\d+)?\s*\^\s*\(?\s*(\d[\d_]*)(?:\s*\^\s*(\d[\d_]*))?`)
-	reSciNum   = lazy(`\b(\d+(?:\.\d+)?)[eE]\+?(\d+)\b`)
-	reShiftNum = lazy(`\b(\d+)\s*<<\s*(\d+)`)
-	reLongNum  = lazy(`\b\d[\d_]{9,}\b`)
-	reAllocCtx = lazy(`(?i)['"\]]\s*\*|\*\s*['"\[]|['"]\s*x\s*[\d(]|bytearray\(|\bbytes\(|Buffer\.(?:alloc|allocUnsafe)\(|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array|Int32Array)\(|\bArray\(|\.repeat\(|\brange\(|\blist\(|malloc\(|calloc\(|zeros\(|ones\(|empty\(|\brep\(|string\.rep\(|str_repeat\(|\.fill\(|\bfill\(|mmap\(|\bmake\(|String\.duplicate|List\.duplicate|\.ljust\(|\.rjust\(|\.center\(|\.zfill\(|\.padEnd\(|\.padStart\(`)
+	reLoopExit = lazyre.New(`(?i)\b(?:break|return|exit|die|last|sleep|usleep|nanosleep|recv|recvfrom|accept|readline|readlines|read|input|gets|stdin|wait|select|poll|join|quit|_exit|yield|await|settimeout|setinterval|throw|raise|halt|receive|abort)\b`)
+	rePower    = lazyre.New(`(\d[\d_]*)(?:\.\d+)?\s*\*\*\s*\(?\s*(\d[\d_]*)(?:\s*\*\*\s*(\d[\d_]*))?`)
+	reCaret    = lazyre.New(`(\d[\d_]*)(?:\.\d+)?\s*\^\s*\(?\s*(\d[\d_]*)(?:\s*\^\s*(\d[\d_]*))?`)
+	reSciNum   = lazyre.New(`\b(\d+(?:\.\d+)?)[eE]\+?(\d+)\b`)
+	reShiftNum = lazyre.New(`\b(\d+)\s*<<\s*(\d+)`)
+	reLongNum  = lazyre.New(`\b\d[\d_]{9,}\b`)
+	reAllocCtx = lazyre.New(`(?i)['"\]]\s*\*|\*\s*['"\[]|['"]\s*x\s*[\d(]|bytearray\(|\bbytes\(|Buffer\.(?:alloc|allocUnsafe)\(|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array|Int32Array)\(|\bArray\(|\.repeat\(|\brange\(|\blist\(|malloc\(|calloc\(|zeros\(|ones\(|empty\(|\brep\(|string\.rep\(|str_repeat\(|\.fill\(|\bfill\(|mmap\(|\bmake\(|String\.duplicate|List\.duplicate|\.ljust\(|\.rjust\(|\.center\(|\.zfill\(|\.padEnd\(|\.padStart\(`)
 )
 
 // codeExhaustion refuses programs that spin forever or allocate without
@@ -51,16 +53,16 @@ func (c *call) codeExhaustion(lang, code string) {
 }
 
 // reManyDigits finds a number of three digits or more.
-var reManyDigits = lazy(`\d{3}`)
+var reManyDigits = lazyre.New(`\d{3}`)
 
 // reRepeat is R's endless loop.
-var reRepeat = lazy(`\brepeat\b`)
+var reRepeat = lazyre.New(`\brepeat\b`)
 
 var escapedBreaks = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r")
 
 // hugestNumber returns the decimal digits (log10) of the largest number
 // literal or constant expression in code.
-func hugestNumber(code string, power *lazyRegexp) float64 {
+func hugestNumber(code string, power *lazyre.Regexp) float64 {
 	num := func(s string) float64 {
 		f, _ := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
 		return f
@@ -183,7 +185,7 @@ func (c *call) endlessStream() {
 	}
 }
 
-var reSedQuit = lazy(`(^|[;\s/0-9$}])q(\s|$|;|\d)|(^|\s)-n\s+['"]?\d+p`)
+var reSedQuit = lazyre.New(`(^|[;\s/0-9$}])q(\s|$|;|\d)|(^|\s)-n\s+['"]?\d+p`)
 
 // hasAnyOpt reports whether one of the options is written, alone or with
 // an attached value.

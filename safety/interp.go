@@ -3,6 +3,8 @@ package safety
 import (
 	"path"
 	"strings"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // interp judges interpreter invocations: one-liners by the patterns of
@@ -287,28 +289,28 @@ func (c *call) serveCwd() {
 }
 
 var (
-	reStrLit     = lazy(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
-	reBacktick   = lazy("`([^`]*)`")
-	reQx         = lazy(`qx\s*[{(/|]([^})/|]*)[})/|]|%x[{(]([^})]*)[})]`)
-	reExecCall   = lazy(`\b(os\.system|os\.popen|popen[234]?|subprocess\.\w+|check_output|check_call|Popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|commands\.getoutput|system|exec|execSync|execFileSync|spawn|spawnSync|execFile|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|Process\.Start|Runtime\.getRuntime|Start-Process|Invoke-Expression|os\.execute|io\.popen|os:cmd|System\.cmd|System\.shell|Port\.open|Process\.(?:run|new|spawn)|shell-command|call-process|start-process|process-lines|async-shell-command|make-process|callCommand|callProcess|readProcess|system2|Deno\.run|Deno\.Command|Bun\.spawn(?:Sync)?|ProcessBuilder|shell/sh|sh/sh|babashka\.process/\w+|do shell script)\s*[\[\x60'"(]|\.execute\(\)|\bexec\s+[\w/]|\b(?:run|read|pipeline|success)\(\x60`)
-	reSocket     = lazy(`(?i)socket|fsockopen|TCPSocket|net\.connect|net\.Socket|createConnection|IO::Socket|Net::TCP|new-object\s+system\.net\.sockets|socat|/dev/tcp|ztcp|gen_tcp|tcp-connect|Deno\.connect|Bun\.connect|java\.net\.Socket|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
-	reConnect    = lazy(`(?i)connect|fsockopen|TCPSocket\.(new|open)|createConnection|IO::Socket::INET|PeerAddr|TCPClient|ztcp|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
-	reShellish   = lazy(`(?i)dup2|pty\.spawn|/bin/(ba|z|da|k)?sh|cmd\.exe|subprocess|child_process|spawn|\bexec\b|exec\(|system\(|popen|proc_open|shell_exec|passthru|STDIN|STDOUT|open\(STDIN|\.pipe\(|powershell|IEX|Invoke-Expression|os\.execute|io\.popen|System\.cmd|Port\.open|:os\.cmd|Deno\.(run|Command)|Bun\.spawn|ProcessBuilder|shell-command|start-process|\bsh\s+-c\b|\x60[^\x60]*\bsh\b`)
-	reFetch      = lazy(`(?i)urlopen|urllib|requests\.(get|post)|http\.client|httplib|LWP|get\(\s*['"]https?:|getstore|file_get_contents\(\s*['"]https?|open-uri|URI\.open|Net::HTTP|fetch\(|https?\.get|curl_exec|DownloadString|DownloadFile|Invoke-WebRequest|iwr |Invoke-RestMethod|irm |WebClient|http\.request|\bget\s+['"]https?:|\bcurl\s|\bwget\s`)
-	reEvalExec   = lazy(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod|\bload(?:string)?\s*\(|\bdofile\s*\(`)
-	reDecode     = lazy(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(`)
-	reNetSend    = lazy(`(?i)requests\.(post|put)|urlopen\([^)]*data|http\.client|httplib|\.sendall?\(|Net::HTTP\.post|post_form|method\s*:\s*['"](POST|PUT)|fetch\([^)]*POST|curl_exec|smtplib|ftplib|\.request\(|axios\.(post|put)|LWP.*post|HTTP::Request|paramiko|\.storbinary|UploadFile|UploadString|Invoke-WebRequest.*-Method\s+Post|Invoke-RestMethod.*-Method\s+Post|\.write\(\s*\w*sock|sock\w*\.(write|send)|socket.*\.(write|send)|Socket.*\.write|print\s+\$sock|syswrite`)
-	reLocalReads = lazy(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
-	reEnvDump    = lazy(`os\.environ\s*(\)|$|;|,|\.items|\.copy|\.keys|\.values)|dict\(\s*os\.environ|print\s*\(?\s*os\.environ\s*\)?\s*$|process\.env\s*(\)|$|;|,)|JSON\.stringify\(\s*process\.env\s*\)|%ENV\b|\bENV\.(to_h|to_a|each|inspect|keys|map|select|sort)|\bp\s+ENV\b|puts\s+ENV\s*($|;)|getenv\(\s*\)|\$_ENV\b|\$_SERVER\b|Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:|os\.Environ\(\)`)
-	reDelete     = lazy(`(?i)rmtree|rmdir|\bremove\(|unlink|rm_rf|rm_r|rmSync|rimraf|removedirs|\bdelete\b|FileUtils\.rm|File\.delete|os\.remove|\.unlink\(|fs\.rm|unlinkSync|rmdirSync|Remove-Item|\brm\s+-rf|truncate\(|shred|\brm\(|file\s+delete|File\.rm|delete-directory|delete-file|Deno\.remove|removeSync|Files\.delete|deleteRecursively|FileUtils\.(?:delete|remove|forceDelete)|file\.remove|remove_dir_all|remove_file|RemoveAll|fs/delete|remove_tree`)
-	reWriteMode  = lazy(`^\s*,\s*['"](w|a|wb|ab|w\+|a\+|r\+|wt|at)['"]|^\s*,\s*(flags\s*[:=]\s*)?['"]a['"]|^\s*,\s*File::(WRONLY|APPEND)|^\s*,\s*os\.O_(WRONLY|RDWR|APPEND)|^\s*,\s*['"]>>?['"]|^['"]?\s*\)\s*\.\s*(write_text|write_bytes|open\(\s*['"][wa])`)
-	reWriteFunc  = lazy(`(?i)(writeFile|appendFile|writeFileSync|appendFileSync|file_put_contents|File\.write|IO\.write|write_text|write_bytes|symlink|copyfile|copy2?|shutil\.copy|shutil\.move|rename|Set-Content|Add-Content|Out-File|createWriteStream|chmod|chown)\s*\(?\s*$`)
-	reForkLoop   = lazy(`(?i)(while|for|loop|until)[^\n]{0,40}fork|fork[^\n]{0,20}(while|for|loop)|fork\(\)\s*(&&|\|\|)|forkbomb|Thread\(target=[^)]*\)\.start\(\)[^\n]*while\s+True|while\s*(True|1|\(1\)|\(true\))\s*:?\s*[^\n]{0,40}(fork|Popen|spawn|Thread)`)
-	reKillInit   = lazy(`(?i)kill\s*\(?\s*-?1\s*,|kill\s*\(?\s*['"]?(KILL|9|TERM|SIGKILL|-9)['"]?\s*,\s*-?1\b|\.kill\(\s*-?1\b|Process\.kill\([^)]*,\s*-?1\s*\)|posix_kill\(\s*-?1\b`)
-	reSetuid     = lazy(`(?i)set(e|r|res)?uid\(\s*0\s*\)|set(e|r|res)?gid\(\s*0\s*\)|POSIX::setuid\(\s*0|Process::Sys\.setuid\(\s*0|posix_setuid\(\s*0|\$<\s*=\s*0|\$>\s*=\s*0`)
-	reListen     = lazy(`(?i)\.listen\(|\bbind\(|HTTPServer|TCPServer|socketserver|http\.server|SimpleHTTPServer|createServer|WEBrick|TCPServer\.new|IO::Socket::INET.*Listen|stream_socket_server|serve_forever|app\.run\(|uvicorn\.run|Listen\s*=>|HttpListener`)
-	reHomeRef    = lazy(`(?i)expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|os\.homedir\(\)|Dir\.home|environ\[\s*['"]HOME['"]\s*\]|getenv\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|\$HOME|\$env:USERPROFILE|homedir\(\)|home-dir|Sys\.getenv\(\s*['"]HOME|path\.expand\(\s*['"]~|System\.user_home|get_env\(\s*"HOME"|\$(?:::)?env\(HOME\)|Deno\.env\.get\(\s*['"]HOME|Bun\.env\.HOME|\(getenv\s+"HOME"\)|user\.home|\$env:HOME|\bhome\(\)`)
-	rePowerCall  = lazy(`(?i)\breboot\(|os\.reboot|LINUX_REBOOT|RB_AUTOBOOT|RB_POWER_OFF|Stop-Computer|Restart-Computer`)
+	reStrLit     = lazyre.New(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
+	reBacktick   = lazyre.New("`([^`]*)`")
+	reQx         = lazyre.New(`qx\s*[{(/|]([^})/|]*)[})/|]|%x[{(]([^})]*)[})]`)
+	reExecCall   = lazyre.New(`\b(os\.system|os\.popen|popen[234]?|subprocess\.\w+|check_output|check_call|Popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|commands\.getoutput|system|exec|execSync|execFileSync|spawn|spawnSync|execFile|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|Process\.Start|Runtime\.getRuntime|Start-Process|Invoke-Expression|os\.execute|io\.popen|os:cmd|System\.cmd|System\.shell|Port\.open|Process\.(?:run|new|spawn)|shell-command|call-process|start-process|process-lines|async-shell-command|make-process|callCommand|callProcess|readProcess|system2|Deno\.run|Deno\.Command|Bun\.spawn(?:Sync)?|ProcessBuilder|shell/sh|sh/sh|babashka\.process/\w+|do shell script)\s*[\[\x60'"(]|\.execute\(\)|\bexec\s+[\w/]|\b(?:run|read|pipeline|success)\(\x60`)
+	reSocket     = lazyre.New(`(?i)socket|fsockopen|TCPSocket|net\.connect|net\.Socket|createConnection|IO::Socket|Net::TCP|new-object\s+system\.net\.sockets|socat|/dev/tcp|ztcp|gen_tcp|tcp-connect|Deno\.connect|Bun\.connect|java\.net\.Socket|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
+	reConnect    = lazyre.New(`(?i)connect|fsockopen|TCPSocket\.(new|open)|createConnection|IO::Socket::INET|PeerAddr|TCPClient|ztcp|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
+	reShellish   = lazyre.New(`(?i)dup2|pty\.spawn|/bin/(ba|z|da|k)?sh|cmd\.exe|subprocess|child_process|spawn|\bexec\b|exec\(|system\(|popen|proc_open|shell_exec|passthru|STDIN|STDOUT|open\(STDIN|\.pipe\(|powershell|IEX|Invoke-Expression|os\.execute|io\.popen|System\.cmd|Port\.open|:os\.cmd|Deno\.(run|Command)|Bun\.spawn|ProcessBuilder|shell-command|start-process|\bsh\s+-c\b|\x60[^\x60]*\bsh\b`)
+	reFetch      = lazyre.New(`(?i)urlopen|urllib|requests\.(get|post)|http\.client|httplib|LWP|get\(\s*['"]https?:|getstore|file_get_contents\(\s*['"]https?|open-uri|URI\.open|Net::HTTP|fetch\(|https?\.get|curl_exec|DownloadString|DownloadFile|Invoke-WebRequest|iwr |Invoke-RestMethod|irm |WebClient|http\.request|\bget\s+['"]https?:|\bcurl\s|\bwget\s`)
+	reEvalExec   = lazyre.New(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod|\bload(?:string)?\s*\(|\bdofile\s*\(`)
+	reDecode     = lazyre.New(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(`)
+	reNetSend    = lazyre.New(`(?i)requests\.(post|put)|urlopen\([^)]*data|http\.client|httplib|\.sendall?\(|Net::HTTP\.post|post_form|method\s*:\s*['"](POST|PUT)|fetch\([^)]*POST|curl_exec|smtplib|ftplib|\.request\(|axios\.(post|put)|LWP.*post|HTTP::Request|paramiko|\.storbinary|UploadFile|UploadString|Invoke-WebRequest.*-Method\s+Post|Invoke-RestMethod.*-Method\s+Post|\.write\(\s*\w*sock|sock\w*\.(write|send)|socket.*\.(write|send)|Socket.*\.write|print\s+\$sock|syswrite`)
+	reLocalReads = lazyre.New(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
+	reEnvDump    = lazyre.New(`os\.environ\s*(\)|$|;|,|\.items|\.copy|\.keys|\.values)|dict\(\s*os\.environ|print\s*\(?\s*os\.environ\s*\)?\s*$|process\.env\s*(\)|$|;|,)|JSON\.stringify\(\s*process\.env\s*\)|%ENV\b|\bENV\.(to_h|to_a|each|inspect|keys|map|select|sort)|\bp\s+ENV\b|puts\s+ENV\s*($|;)|getenv\(\s*\)|\$_ENV\b|\$_SERVER\b|Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:|os\.Environ\(\)`)
+	reDelete     = lazyre.New(`(?i)rmtree|rmdir|\bremove\(|unlink|rm_rf|rm_r|rmSync|rimraf|removedirs|\bdelete\b|FileUtils\.rm|File\.delete|os\.remove|\.unlink\(|fs\.rm|unlinkSync|rmdirSync|Remove-Item|\brm\s+-rf|truncate\(|shred|\brm\(|file\s+delete|File\.rm|delete-directory|delete-file|Deno\.remove|removeSync|Files\.delete|deleteRecursively|FileUtils\.(?:delete|remove|forceDelete)|file\.remove|remove_dir_all|remove_file|RemoveAll|fs/delete|remove_tree`)
+	reWriteMode  = lazyre.New(`^\s*,\s*['"](w|a|wb|ab|w\+|a\+|r\+|wt|at)['"]|^\s*,\s*(flags\s*[:=]\s*)?['"]a['"]|^\s*,\s*File::(WRONLY|APPEND)|^\s*,\s*os\.O_(WRONLY|RDWR|APPEND)|^\s*,\s*['"]>>?['"]|^['"]?\s*\)\s*\.\s*(write_text|write_bytes|open\(\s*['"][wa])`)
+	reWriteFunc  = lazyre.New(`(?i)(writeFile|appendFile|writeFileSync|appendFileSync|file_put_contents|File\.write|IO\.write|write_text|write_bytes|symlink|copyfile|copy2?|shutil\.copy|shutil\.move|rename|Set-Content|Add-Content|Out-File|createWriteStream|chmod|chown)\s*\(?\s*$`)
+	reForkLoop   = lazyre.New(`(?i)(while|for|loop|until)[^\n]{0,40}fork|fork[^\n]{0,20}(while|for|loop)|fork\(\)\s*(&&|\|\|)|forkbomb|Thread\(target=[^)]*\)\.start\(\)[^\n]*while\s+True|while\s*(True|1|\(1\)|\(true\))\s*:?\s*[^\n]{0,40}(fork|Popen|spawn|Thread)`)
+	reKillInit   = lazyre.New(`(?i)kill\s*\(?\s*-?1\s*,|kill\s*\(?\s*['"]?(KILL|9|TERM|SIGKILL|-9)['"]?\s*,\s*-?1\b|\.kill\(\s*-?1\b|Process\.kill\([^)]*,\s*-?1\s*\)|posix_kill\(\s*-?1\b`)
+	reSetuid     = lazyre.New(`(?i)set(e|r|res)?uid\(\s*0\s*\)|set(e|r|res)?gid\(\s*0\s*\)|POSIX::setuid\(\s*0|Process::Sys\.setuid\(\s*0|posix_setuid\(\s*0|\$<\s*=\s*0|\$>\s*=\s*0`)
+	reListen     = lazyre.New(`(?i)\.listen\(|\bbind\(|HTTPServer|TCPServer|socketserver|http\.server|SimpleHTTPServer|createServer|WEBrick|TCPServer\.new|IO::Socket::INET.*Listen|stream_socket_server|serve_forever|app\.run\(|uvicorn\.run|Listen\s*=>|HttpListener`)
+	reHomeRef    = lazyre.New(`(?i)expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|os\.homedir\(\)|Dir\.home|environ\[\s*['"]HOME['"]\s*\]|getenv\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|\$HOME|\$env:USERPROFILE|homedir\(\)|home-dir|Sys\.getenv\(\s*['"]HOME|path\.expand\(\s*['"]~|System\.user_home|get_env\(\s*"HOME"|\$(?:::)?env\(HOME\)|Deno\.env\.get\(\s*['"]HOME|Bun\.env\.HOME|\(getenv\s+"HOME"\)|user\.home|\$env:HOME|\bhome\(\)`)
+	rePowerCall  = lazyre.New(`(?i)\breboot\(|os\.reboot|LINUX_REBOOT|RB_AUTOBOOT|RB_POWER_OFF|Stop-Computer|Restart-Computer`)
 )
 
 // judgeCode judges an interpreter program given as text.
@@ -342,7 +344,7 @@ func (c *call) judgeCode(lang string, a arg) {
 		}
 		return false
 	}
-	match := func(re *lazyRegexp, words ...string) bool {
+	match := func(re *lazyre.Regexp, words ...string) bool {
 		return mentions(words...) && re.MatchString(code)
 	}
 	execCtx := reExecCall.MatchString(code)
@@ -467,12 +469,12 @@ func (c *call) codePath(s, after, before string, deletes bool) {
 }
 
 var (
-	rePwshRemove = lazy(`(?i)(^|[;|&{(]\s*)(?:Remove-Item|ri|rd|del|erase)\s`)
-	reTclSplit   = lazy(`[;\n\[\]{}]`)
-	reTclSend    = lazy(`\bsend\s+(?:-\S+\s+)*"((?:[^"\\]|\\.)*)"`)
-	reTclOpen    = lazy(`\bopen\s+"?\|([^"\]]*)`)
-	reTclSocket  = lazy(`\bsocket\s+(?:-\S+\s+)*([^\s\]]+)\s+(\d+)`)
-	reTclFile    = lazy(`^\s*file\s+(delete|rename|copy|mkdir)\b`)
+	rePwshRemove = lazyre.New(`(?i)(^|[;|&{(]\s*)(?:Remove-Item|ri|rd|del|erase)\s`)
+	reTclSplit   = lazyre.New(`[;\n\[\]{}]`)
+	reTclSend    = lazyre.New(`\bsend\s+(?:-\S+\s+)*"((?:[^"\\]|\\.)*)"`)
+	reTclOpen    = lazyre.New(`\bopen\s+"?\|([^"\]]*)`)
+	reTclSocket  = lazyre.New(`\bsocket\s+(?:-\S+\s+)*([^\s\]]+)\s+(\d+)`)
+	reTclFile    = lazyre.New(`^\s*file\s+(delete|rename|copy|mkdir)\b`)
 )
 
 // tclCommands judges Tcl and expect programs: each command is close
@@ -497,7 +499,7 @@ func (c *call) tclCommands(code string) {
 	}
 }
 
-var reSQLiteOpen = lazy(`sqlite3?\.connect|new\s+(?:sqlite3\.)?Database\(|SQLite3::Database|dbi:SQLite|better-sqlite3|sqlite:\/\/|DuckDB|duckdb\.connect`)
+var reSQLiteOpen = lazyre.New(`sqlite3?\.connect|new\s+(?:sqlite3\.)?Database\(|SQLite3::Database|dbi:SQLite|better-sqlite3|sqlite:\/\/|DuckDB|duckdb\.connect`)
 
 // codeDatabases treats the database files a program opens and changes
 // with SQL as files it writes.

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // Destinations of network clients (curl, wget, nc, socat, one-liners) are
@@ -60,7 +62,7 @@ func isEngineSocket(p string) bool {
 
 // embeddedIP finds an address spelled inside a wildcard DNS name such as
 // 10.0.0.1.nip.io or 169-254-169-254.sslip.io.
-var embeddedIP = lazy(`(?i)^(?:[a-z0-9-]+[.-])?(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})\.(?:nip\.io|sslip\.io|xip\.io|traefik\.me|localtest\.me)$`)
+var embeddedIP = lazyre.New(`(?i)^(?:[a-z0-9-]+[.-])?(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})\.(?:nip\.io|sslip\.io|xip\.io|traefik\.me|localtest\.me)$`)
 
 // parseHostAddr reads an address the way the C library's inet_aton does:
 // besides dotted decimal it accepts 1 to 4 parts in decimal, octal (0...)
@@ -227,9 +229,9 @@ func (c *call) judgeDest(host, port, what string) {
 
 // reAddrPrefix is an IPv4 address whose last parts are only known at run
 // time.
-var reDottedQuad = lazy(`^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$`)
+var reDottedQuad = lazyre.New(`^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$`)
 
-var reAddrPrefix = lazy(`^\d{1,3}\.(?:\d{1,3}\.){0,2}$`)
+var reAddrPrefix = lazyre.New(`^\d{1,3}\.(?:\d{1,3}\.){0,2}$`)
 
 // judgeTarget judges a URL or bare host[:port][/path] argument.
 func (c *call) judgeTarget(v, what string) {
@@ -253,12 +255,12 @@ func (c *call) judgeTarget(v, what string) {
 }
 
 // reURLLit finds URLs inside program text.
-var reURLLit = lazy(`(?i)\b(?:https?|ftp|wss?|tcp|udp|gopher|dict)://[^\s'"\x60)<>]+`)
+var reURLLit = lazyre.New(`(?i)\b(?:https?|ftp|wss?|tcp|udp|gopher|dict)://[^\s'"\x60)<>]+`)
 
 // reHostLit is a string literal that is only an address, as in
 // socket.connect(("10.0.0.1", 4444)): a dotted quad, an IPv6 address or a
 // name of a private network.
-var reHostLit = lazy(`^(?:\[?[0-9a-fA-F]*:[0-9a-fA-F:.]+\]?|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-zA-Z0-9.-]+\.(?:internal|local|lan|localhost)|metadata(?:\.google\.internal)?)$`)
+var reHostLit = lazyre.New(`^(?:\[?[0-9a-fA-F]*:[0-9a-fA-F:.]+\]?|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-zA-Z0-9.-]+\.(?:internal|local|lan|localhost)|metadata(?:\.google\.internal)?)$`)
 
 // judgeCodeDests judges the destinations a program names, when it uses the
 // network at all.

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // Error is a failed model call, described in a short sentence that is safe to
@@ -46,11 +47,11 @@ func (e *Error) ContextLimit() int { return e.limit }
 // contextOverflow recognises an endpoint's refusal of a request as larger
 // than its context window, in the words the common servers use (OpenAI,
 // vLLM, llama.cpp, Ollama, Anthropic-compatible gateways).
-var contextOverflow = regexp.MustCompile(`(?i)context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|reduce the length|exceeds? the (model's |available )?(max(imum)? )?context`)
+var contextOverflow = lazyre.New(`(?i)context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|reduce the length|exceeds? the (model's |available )?(max(imum)? )?context`)
 
 // contextLimit finds the window a refusal names ("maximum context length is
 // 8192 tokens").
-var contextLimit = regexp.MustCompile(`(?i)(?:context length|context window|context size|maximum context)[^0-9]{0,40}?(\d{3,7})`)
+var contextLimit = lazyre.New(`(?i)(?:context length|context window|context size|maximum context)[^0-9]{0,40}?(\d{3,7})`)
 
 func parseContextLimit(detail string) int {
 	m := contextLimit.FindStringSubmatch(detail)

@@ -3,8 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // The kernel refuses quietly: a program sees EACCES or EPERM and prints
@@ -12,20 +13,20 @@ import (
 // is told what the sandbox refused instead of guessing.
 
 var (
-	reHelperFailed = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(helperPrefix) + `(.+)$`)
+	reHelperFailed = lazyre.New(`(?m)^nanobot sandbox: (.+)$`) // ^helperPrefix(.+)$
 	// A path and then the error, as most tools print it:
 	// "sh: 1: cannot create /x: Permission denied", "cat: /x: Permission denied",
 	// "rm: cannot remove '/x': Operation not permitted".
-	rePathDenied = regexp.MustCompile(`(?m)([~/][^\s:'"‘’]*|\.\.?/[^\s:'"‘’]*)['"‘’]?\s*:\s*(?:Permission denied|Operation not permitted)`)
+	rePathDenied = lazyre.New(`(?m)([~/][^\s:'"‘’]*|\.\.?/[^\s:'"‘’]*)['"‘’]?\s*:\s*(?:Permission denied|Operation not permitted)`)
 	// Python, Ruby and others: "PermissionError: [Errno 13] Permission denied: '/x'".
-	reErrnoDenied = regexp.MustCompile(`(?m)(?:Permission denied|Operation not permitted)(?: @ \w+)?\s*(?:-|:)\s*['"]?([~/][^'"\s]*)`)
-	reWriteVerb   = regexp.MustCompile(`(?i)cannot (?:create|remove|touch|make|move|overwrite|write|open .* for writing)|can't (?:create|remove|write|open .* for writing)|failed to (?:create|write|remove|unlink)|mkdir|unlink|rename|rmdir|truncate|Read-only|No space|\bwrite\b|\bcreate\b|\bremove\b|\bdelete\b`)
-	reSignal      = regexp.MustCompile(`(?m)kill:.*?(?:\((\d+)\) - )?Operation not permitted|kill\s+(\d+)\s+failed: operation not permitted`)
-	reConnect     = regexp.MustCompile(`(?im)(?:connect|connection|couldn't connect|failed to connect)[^\n]*(?:Permission denied|Operation not permitted)`)
-	reFork        = regexp.MustCompile(`(?i)can(?:'|no)t fork|fork: (?:retry: )?Resource temporarily unavailable|Resource temporarily unavailable.*fork|BlockingIOError|thread creation failed|pthread_create`)
-	reMemory      = regexp.MustCompile(`(?i)MemoryError|Cannot allocate memory|out of memory|bad_alloc|heap out of memory|failed to allocate|memory exhausted|Allowed memory size`)
-	reFileSize    = regexp.MustCompile(`(?i)file size limit exceeded|File too large`)
-	reCPU         = regexp.MustCompile(`(?i)CPU time limit exceeded`)
+	reErrnoDenied = lazyre.New(`(?m)(?:Permission denied|Operation not permitted)(?: @ \w+)?\s*(?:-|:)\s*['"]?([~/][^'"\s]*)`)
+	reWriteVerb   = lazyre.New(`(?i)cannot (?:create|remove|touch|make|move|overwrite|write|open .* for writing)|can't (?:create|remove|write|open .* for writing)|failed to (?:create|write|remove|unlink)|mkdir|unlink|rename|rmdir|truncate|Read-only|No space|\bwrite\b|\bcreate\b|\bremove\b|\bdelete\b`)
+	reSignal      = lazyre.New(`(?m)kill:.*?(?:\((\d+)\) - )?Operation not permitted|kill\s+(\d+)\s+failed: operation not permitted`)
+	reConnect     = lazyre.New(`(?im)(?:connect|connection|couldn't connect|failed to connect)[^\n]*(?:Permission denied|Operation not permitted)`)
+	reFork        = lazyre.New(`(?i)can(?:'|no)t fork|fork: (?:retry: )?Resource temporarily unavailable|Resource temporarily unavailable.*fork|BlockingIOError|thread creation failed|pthread_create`)
+	reMemory      = lazyre.New(`(?i)MemoryError|Cannot allocate memory|out of memory|bad_alloc|heap out of memory|failed to allocate|memory exhausted|Allowed memory size`)
+	reFileSize    = lazyre.New(`(?i)file size limit exceeded|File too large`)
+	reCPU         = lazyre.New(`(?i)CPU time limit exceeded`)
 )
 
 // Refusals names what the sandbox refused, judging by the output of a
@@ -53,7 +54,7 @@ func (s *Sandbox) Refusals(output, dir string) []string {
 	}
 	if s.status.Landlock {
 		for _, line := range strings.Split(output, "\n") {
-			for _, re := range []*regexp.Regexp{rePathDenied, reErrnoDenied} {
+			for _, re := range []*lazyre.Regexp{rePathDenied, reErrnoDenied} {
 				for _, m := range re.FindAllStringSubmatch(line, -1) {
 					if n := s.pathRefusal(m[1], dir, line); n != "" {
 						add(n)
