@@ -3,6 +3,12 @@
 // in the background, its tools offered as mcp_<server>_<tool>, and it is
 // restarted with backoff when it dies or cannot be reached. A failing
 // server never stops the daemon or the other servers.
+//
+// The MCP client is the package's own and small: JSON-RPC 2.0 over
+// newline-delimited stdio or streamable HTTP, revisions 2024-11-05 to
+// 2025-11-25, tools only. The official Go SDK builds the test servers of
+// mcptest, so the tests check the client against the reference
+// implementation; the daemon does not link it.
 package mcp
 
 import (

@@ -140,6 +140,32 @@ func TestHTTPServerWithHeaders(t *testing.T) {
 	}
 }
 
+func TestHTTPToolListChanges(t *testing.T) {
+	srv := mcptest.NewServer(0)
+	url := mcptest.ServeHTTP(t, srv, nil)
+	h := newHarness(t, mcp.Options{})
+	h.m.Apply([]mcp.Server{{Name: "web", URL: url}})
+	h.tool("mcp_web_echo")
+
+	// The server announces the change on the standalone event stream.
+	mcptest.AddTool(srv, "late")
+	if got, err := run(t, h.tool("mcp_web_late"), `{}`); err != nil || got != agent.Untrusted("late here") {
+		t.Errorf("late = %q, %v", got, err)
+	}
+	mcptest.RemoveTool(srv, "echo")
+	h.waitFor("echo withdrawn", func() bool {
+		for _, tl := range h.m.Tools() {
+			if tl.Spec().Name == "mcp_web_echo" {
+				return false
+			}
+		}
+		return true
+	})
+	if st := h.m.Status()[0]; st.State != mcp.StateReady || st.Tools != 7 || st.Restarts != 0 {
+		t.Errorf("status = %+v, want ready with 7 tools and no restart", st)
+	}
+}
+
 func TestMissingCommandDoesNotStopOthers(t *testing.T) {
 	h := newHarness(t, mcp.Options{MinBackoff: time.Hour})
 	h.m.Apply([]mcp.Server{{Name: "ghost", Command: "nanobot-test-no-such-mcp-server"}, stdioServer("test")})

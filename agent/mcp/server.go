@@ -5,16 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nanobot-go/nanobot/agent"
 )
@@ -38,7 +34,7 @@ type server struct {
 	once      sync.Once
 
 	mu       sync.Mutex
-	session  *sdk.ClientSession
+	session  *session
 	tools    []agent.Tool
 	missing  []string
 	state    string
@@ -100,29 +96,33 @@ func (s *server) run() {
 	s.session, s.tools = nil, nil
 	s.mu.Unlock()
 	if sess != nil {
-		_ = sess.Close()
+		_ = sess.close()
 	}
 	log.Info("mcp server stopped")
 }
 
-// serve waits until the connection ends or the server is stopped, and
-// forgets its tools.
-func (s *server) serve(sess *sdk.ClientSession) error {
-	done := make(chan error, 1)
-	go func() { done <- sess.Wait() }()
+// serve waits until the connection ends or the server is stopped,
+// relisting the tools whenever the server says they changed, and forgets
+// its tools.
+func (s *server) serve(sess *session) error {
 	var err error
-	select {
-	case err = <-done:
-		if err == nil {
-			err = errors.New("the connection closed")
+	for err == nil && s.ctx.Err() == nil {
+		select {
+		case <-sess.done():
+			err = sess.err()
+			if err == nil {
+				err = errors.New("the connection closed")
+			}
+			err = fmt.Errorf("disconnected: %w", err)
+		case <-sess.toolsChanged():
+			s.relist(sess)
+		case <-s.ctx.Done():
 		}
-		err = fmt.Errorf("exited: %w", err)
-	case <-s.ctx.Done():
 	}
 	s.mu.Lock()
 	s.session, s.tools = nil, nil
 	s.mu.Unlock()
-	_ = sess.Close() // for stdio: closes stdin, then SIGTERM, then SIGKILL
+	_ = sess.close() // for stdio: closes stdin, then SIGTERM, then SIGKILL
 	if s.ctx.Err() == nil {
 		s.m.changed()
 	}
@@ -130,35 +130,20 @@ func (s *server) serve(sess *sdk.ClientSession) error {
 }
 
 // connect starts or reaches the server and lists its tools.
-func (s *server) connect() (*sdk.ClientSession, error) {
+func (s *server) connect() (*session, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, connectTimeout)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "nanobot", Version: s.m.opts.Version}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) { s.relist() },
-	})
-	var transport sdk.Transport
-	if s.cfg.URL != "" {
-		transport = &sdk.StreamableClientTransport{
-			Endpoint:   s.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, next: http.DefaultTransport}},
-			MaxRetries: -1, // reconnecting is run's job, with its backoff
-		}
-	} else {
-		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = s.cfg.Env
+	var stderr io.Writer
+	if s.cfg.URL == "" {
 		s.stderr = &tail{}
-		cmd.Stderr = s.stderr
-		// Its own process group, so that a server's children do not get
-		// the terminal's signals and die with it.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		stderr = s.stderr
 	}
-	sess, err := client.Connect(ctx, transport, nil)
+	sess, err := dial(ctx, s.cfg, s.m.opts.Version, stderr, s.log())
 	if err != nil {
 		return nil, err
 	}
 	if err := s.list(ctx, sess); err != nil {
-		_ = sess.Close()
+		_ = sess.close()
 		return nil, err
 	}
 	s.mu.Lock()
@@ -168,13 +153,10 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 }
 
 // list reads the server's tools and builds the offered ones.
-func (s *server) list(ctx context.Context, sess *sdk.ClientSession) error {
-	var all []*sdk.Tool
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("list tools: %w", err)
-		}
-		all = append(all, t)
+func (s *server) list(ctx context.Context, sess *session) error {
+	all, err := sess.listTools(ctx)
+	if err != nil {
+		return fmt.Errorf("list tools: %w", err)
 	}
 	tools, missing := s.adapt(all)
 	s.mu.Lock()
@@ -184,13 +166,7 @@ func (s *server) list(ctx context.Context, sess *sdk.ClientSession) error {
 }
 
 // relist follows a server's notice that its tools changed.
-func (s *server) relist() {
-	s.mu.Lock()
-	sess := s.session
-	s.mu.Unlock()
-	if sess == nil {
-		return
-	}
+func (s *server) relist(sess *session) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Timeout)
 	defer cancel()
 	if err := s.list(ctx, sess); err != nil {
@@ -203,7 +179,7 @@ func (s *server) relist() {
 // adapt turns the server's tools into agent tools, keeping those the
 // configuration names (all when it names none), and reports the names it
 // asked for that the server lacks.
-func (s *server) adapt(all []*sdk.Tool) (tools []agent.Tool, missing []string) {
+func (s *server) adapt(all []toolInfo) (tools []agent.Tool, missing []string) {
 	seen := map[string]bool{}
 	have := map[string]bool{}
 	for _, t := range all {
@@ -234,7 +210,7 @@ func (s *server) offered() []agent.Tool {
 }
 
 // current is the live session, or why there is none.
-func (s *server) current() (*sdk.ClientSession, error) {
+func (s *server) current() (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.session == nil {
@@ -249,12 +225,12 @@ func (s *server) current() (*sdk.ClientSession, error) {
 
 // broken closes a session whose calls fail at the transport, so that run
 // reconnects.
-func (s *server) broken(sess *sdk.ClientSession) {
+func (s *server) broken(sess *session) {
 	s.mu.Lock()
 	same := s.session == sess
 	s.mu.Unlock()
 	if same {
-		_ = sess.Close()
+		_ = sess.close()
 	}
 }
 
@@ -286,22 +262,6 @@ func (s *server) describe(err error) string {
 		}
 	}
 	return msg
-}
-
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	headers map[string]string
-	next    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
-	}
-	return t.next.RoundTrip(r)
 }
 
 // tail keeps the last line a server wrote on stderr.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,9 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nanobot-go/nanobot/agent"
 )
@@ -29,7 +27,7 @@ type tool struct {
 
 var _ agent.Tool = (*tool)(nil)
 
-func newTool(s *server, name string, t *sdk.Tool) *tool {
+func newTool(s *server, name string, t toolInfo) *tool {
 	desc := strings.TrimSpace(t.Description)
 	if desc == "" {
 		desc = t.Title
@@ -60,7 +58,7 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	res, err := sess.CallTool(callCtx, &sdk.CallToolParams{Name: t.remote, Arguments: args})
+	res, err := sess.callTool(callCtx, t.remote, args)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -68,7 +66,7 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	case callCtx.Err() != nil:
 		return "", fmt.Errorf("MCP server %s did not answer within %s; the call was cancelled", cfg.Name, cfg.Timeout)
 	default:
-		var rpc *jsonrpc.Error
+		var rpc *rpcError
 		if !errors.As(err, &rpc) {
 			t.srv.broken(sess) // not the server's answer but a transport failure: reconnect
 		}
@@ -122,38 +120,45 @@ func (t *tool) authorize(ctx context.Context, args json.RawMessage, ev *agent.To
 }
 
 // renderResult is the text of a result: text content as it is, other
-// content described in a line.
-func renderResult(res *sdk.CallToolResult) string {
+// content described in a line, the structured content when there is no
+// other.
+func renderResult(res *callResult) string {
 	var parts []string
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
+		switch c.Type {
+		case "text":
 			parts = append(parts, c.Text)
-		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
-		case *sdk.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes, not played]", c.MIMEType, len(c.Data)))
-		case *sdk.ResourceLink:
+		case "image":
+			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes, not shown]", c.MIMEType, base64Len(c.Data)))
+		case "audio":
+			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes, not played]", c.MIMEType, base64Len(c.Data)))
+		case "resource_link":
 			parts = append(parts, fmt.Sprintf("[resource link: %s %s]", c.URI, c.Name))
-		case *sdk.EmbeddedResource:
+		case "resource":
 			if r := c.Resource; r != nil && r.Text != "" {
 				parts = append(parts, fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text))
 			} else if r != nil {
-				parts = append(parts, fmt.Sprintf("[resource: %s, %s, %d bytes, not shown]", r.URI, r.MIMEType, len(r.Blob)))
+				parts = append(parts, fmt.Sprintf("[resource: %s, %s, %d bytes, not shown]", r.URI, r.MIMEType, base64Len(r.Blob)))
 			}
 		default:
-			parts = append(parts, fmt.Sprintf("[%T content, not shown]", c))
+			parts = append(parts, fmt.Sprintf("[%s content, not shown]", truncate(c.Type, 40)))
 		}
 	}
-	if len(parts) == 0 && res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			parts = append(parts, string(b))
+	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		var b bytes.Buffer
+		if json.Compact(&b, res.StructuredContent) == nil {
+			parts = append(parts, b.String())
 		}
 	}
 	if len(parts) == 0 {
 		return "(no output)"
 	}
 	return strings.Join(parts, "\n")
+}
+
+// base64Len is the number of bytes base64 text s holds.
+func base64Len(s string) int {
+	return len(strings.TrimRight(s, "=")) * 6 / 8
 }
 
 var notNameChar = regexp.MustCompile(`[^A-Za-z0-9_-]`)

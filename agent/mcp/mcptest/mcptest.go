@@ -121,7 +121,13 @@ func Command(testName string) (string, []string) {
 // ends; the endpoint is the returned URL.
 func NewHTTPServer(t testing.TB, extra int, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
-	s := NewServer(extra)
+	return ServeHTTP(t, NewServer(extra), wrap)
+}
+
+// ServeHTTP serves s over streamable HTTP until the test ends; the
+// endpoint is the returned URL. wrap, when set, wraps the handler.
+func ServeHTTP(t testing.TB, s *sdk.Server, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
 	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	if wrap != nil {
 		h = wrap(h)
@@ -130,3 +136,16 @@ func NewHTTPServer(t testing.TB, extra int, wrap func(http.Handler) http.Handler
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
+
+// AddTool adds the tool name {} to s, answering "<name> here": a change of
+// its tool list, which s announces to its clients with
+// notifications/tools/list_changed.
+func AddTool(s *sdk.Server, name string) {
+	sdk.AddTool(s, &sdk.Tool{Name: name, Description: "A tool added while the server runs."}, func(context.Context, *sdk.CallToolRequest, noIn) (*sdk.CallToolResult, any, error) {
+		return text(name + " here"), nil, nil
+	})
+}
+
+// RemoveTool removes the tool name from s, which s announces as AddTool
+// does.
+func RemoveTool(s *sdk.Server, name string) { s.RemoveTools(name) }
