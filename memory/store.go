@@ -177,6 +177,13 @@ func (s *Store) init(ctx context.Context, path string, opt options) error {
 	return nil
 }
 
+// ShrinkMemory asks SQLite to free the page cache of an idle connection,
+// for a daemon handing memory back while it waits. It is best effort:
+// errors are ignored, and a busy store frees nothing.
+func (s *Store) ShrinkMemory(ctx context.Context) {
+	_, _ = s.db.ExecContext(ctx, `PRAGMA shrink_memory`)
+}
+
 // Close closes the database. Pending writes have completed when it returns.
 func (s *Store) Close() error {
 	var errs []error
