@@ -15,6 +15,7 @@ import (
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/channels/telegram"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/internal/idle"
 	"github.com/nanobot-go/nanobot/memory"
 )
 
@@ -125,6 +126,11 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		defer wg.Done()
 		watchConfig(watchCtx, cfg.Path, loaded, *reloadEvery, rt, ch)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		idle.Watch(watchCtx, idle.Options{Release: rt.store.ShrinkMemory, Logger: log})
+	}()
 
 	log.Info("gateway started", "version", version, "model", cfg.Provider.Model, "mode", cfg.Channels.Telegram.Mode)
 	runErr := ch.Run(ctx)
@@ -209,6 +215,9 @@ func watchConfig(ctx context.Context, path string, last []byte, every time.Durat
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 
+	// The file is read again only when its metadata changed, so that a
+	// daemon at rest does not read and throw away the file every second.
+	var seen os.FileInfo
 	for {
 		force := false
 		select {
@@ -218,6 +227,11 @@ func watchConfig(ctx context.Context, path string, last []byte, every time.Durat
 			force = true
 		case <-tick.C:
 		}
+		info, err := os.Stat(path)
+		if err == nil && !force && seen != nil && sameFile(seen, info) {
+			continue
+		}
+		seen = info
 		data, err := os.ReadFile(path)
 		if err != nil {
 			rt.logger.Warn("config reload: cannot read the file", "path", path, "err", err)
@@ -229,6 +243,16 @@ func watchConfig(ctx context.Context, path string, last []byte, every time.Durat
 		last = data
 		reload(path, rt, ch)
 	}
+}
+
+// sameFile reports whether a and b describe the same file, unchanged:
+// the same inode (an editor's rename or a ConfigMap's symlink swap make a
+// new one), size and modification time. A file modified in the last few
+// seconds never counts as unchanged: a second edit in the same clock tick
+// can leave both its size and its time as they were.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) &&
+		time.Since(b.ModTime()) > 3*time.Second
 }
 
 func reload(path string, rt *runtime, ch *telegram.Channel) {
