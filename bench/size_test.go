@@ -47,7 +47,7 @@ func measureSize(t *testing.T, br *benchRun) string {
 	}
 	stripped := fi.Size()
 	br.rep.add("size", row{figure: "binary size, stripped", median: fmtMB(stripped), runs: "1 build",
-		note: "CGO_ENABLED=1 go build -trimpath -tags sqlite_fts5 -ldflags=\"-s -w\"; SQLite's C library included"})
+		note: "CGO_ENABLED=1 CGO_CFLAGS=-Os go build -trimpath -tags sqlite_fts5 -ldflags=\"-s -w\"; SQLite's C library included"})
 
 	dir := t.TempDir()
 	build := func(out, pkg string, tags string, strip bool) int64 {
@@ -58,7 +58,7 @@ func measureSize(t *testing.T, br *benchRun) string {
 		}
 		cmd := exec.Command("go", append(args, pkg)...)
 		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-Os")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}

@@ -24,6 +24,10 @@ var (
 	buildErr  error
 )
 
+// releaseCFLAGS is the C compiler's flags of release builds (Dockerfile,
+// .ci/run); deploy_test.go checks they agree.
+const releaseCFLAGS = "-Os"
+
 // nanobotBinary builds the daemon once per test run, with the release
 // flags so the build cache of .ci/run is reused. NANOBOT_BIN overrides it.
 func nanobotBinary(t *testing.T) string {
@@ -39,6 +43,7 @@ func nanobotBinary(t *testing.T) string {
 		}
 		builtBin = filepath.Join(dir, "nanobot")
 		cmd := exec.Command("go", "build", "-trimpath", "-tags", "sqlite_fts5", "-o", builtBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS="+releaseCFLAGS)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = err
 			builtBin = string(out)
