@@ -264,3 +264,34 @@ func TestConcurrentAppends(t *testing.T) {
 		}
 	}
 }
+
+// ShrinkMemory closes the idle connections, and the store carries on with
+// new ones, with the connection settings of the pool (WAL, foreign keys).
+func TestShrinkMemoryClosesIdleConnections(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, dbPath(t), options{})
+	if err := s.SetMemory(ctx, GlobalScope, "likes tea"); err != nil {
+		t.Fatal(err)
+	}
+	if s.db.Stats().Idle == 0 {
+		t.Fatal("no idle connection after a write: the test would prove nothing")
+	}
+	s.ShrinkMemory(ctx)
+	if idle := s.db.Stats().Idle; idle != 0 {
+		t.Errorf("after ShrinkMemory: %d idle connections, want 0", idle)
+	}
+	if doc, err := s.Memory(ctx, GlobalScope); err != nil || doc != "likes tea" {
+		t.Errorf("Memory = %q, %v; want %q", doc, err, "likes tea")
+	}
+	var mode string
+	var fk int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode on a new connection = %q, %v; want wal", mode, err)
+	}
+	if err := s.db.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {
+		t.Errorf("foreign_keys on a new connection = %d, %v; want 1", fk, err)
+	}
+	if err := s.SetMemory(ctx, GlobalScope, "likes green tea"); err != nil {
+		t.Errorf("write after ShrinkMemory: %v", err)
+	}
+}
