@@ -102,12 +102,10 @@ func (p *pacer) observe(total uint64) bool {
 	return true
 }
 
-var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-
 // allocated is how many bytes the Go heap has allocated since the
 // process started.
 func allocated() uint64 {
-	s := []metrics.Sample{allocSample[0]}
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
