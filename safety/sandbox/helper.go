@@ -1,15 +1,17 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,52 +33,75 @@ const helperPrefix = "nanobot sandbox: "
 // RunHelper turns the process into the sandbox helper when EnvSpec is set:
 // it applies the limits and the Landlock rules to itself, then starts the
 // commands the daemon sends over descriptor 3 until the daemon closes it,
-// and exits. Without EnvSpec it returns at once. Call it first thing in
+// and exits. With envLaunch set it is a command's launcher instead (see
+// launch.go). Without either it returns at once. Call it first thing in
 // main, and in TestMain of tests that run commands through a Sandbox.
 func RunHelper() {
+	if raw, ok := os.LookupEnv(envLaunch); ok {
+		runLauncher(raw)
+	}
 	raw, ok := os.LookupEnv(EnvSpec)
 	if !ok {
 		return
 	}
 	os.Unsetenv(EnvSpec)
-	conn, err := net.FileConn(os.NewFile(3, "sandbox"))
+	// FileConn works on a copy: the original descriptor is closed, so that
+	// no child can inherit the connection.
+	f := os.NewFile(3, "sandbox")
+	conn, err := net.FileConn(f)
+	f.Close()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%sno connection to the daemon: %v\n", helperPrefix, err)
 		os.Exit(helperFailed)
 	}
-	h := &helperConn{conn: conn.(*net.UnixConn), running: map[int]bool{}}
-	if err := confine(raw); err != nil {
+	h := &helperConn{conn: conn.(*net.UnixConn), jobs: map[uint64]*exec.Cmd{}}
+	sp, err := confine(raw)
+	if err != nil {
 		h.send(reply{Err: err.Error()})
 		os.Exit(helperFailed)
 	}
-	h.send(reply{Ready: true})
+	h.spec = sp
+	h.features = h.probe()
+	h.send(reply{Ready: true, Features: &h.features})
 	h.serve()
 	os.Exit(0)
 }
 
 // confine applies the instructions to the process.
-func confine(raw string) error {
+func confine(raw string) (spec, error) {
 	var sp spec
 	if err := json.Unmarshal([]byte(raw), &sp); err != nil {
-		return fmt.Errorf("read instructions: %w", err)
+		return sp, fmt.Errorf("read instructions: %w", err)
+	}
+	// Not dumpable: a command of the same user can neither trace the
+	// helper nor open its descriptors through /proc.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return sp, fmt.Errorf("protect the helper: %w", err)
+	}
+	// What a dead launcher leaves comes to the helper, which ends it.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return sp, fmt.Errorf("become the commands' reaper: %w", err)
 	}
 	if err := setLimits(sp.Limits); err != nil {
-		return err
+		return sp, err
 	}
 	if err := dropCapabilities(); err != nil {
-		return err
+		return sp, err
 	}
 	if sp.Landlock {
-		return restrict(sp)
+		return sp, restrict(sp)
 	}
-	return nil
+	return sp, nil
 }
 
 // helperConn is the helper's end of the connection.
 type helperConn struct {
-	conn    *net.UnixConn
-	mu      sync.Mutex
-	running map[int]bool // process groups of the commands running
+	conn     *net.UnixConn
+	spec     spec
+	features Features
+
+	mu   sync.Mutex
+	jobs map[uint64]*exec.Cmd // the launchers running, by request
 }
 
 func (h *helperConn) send(r reply) {
@@ -86,8 +111,8 @@ func (h *helperConn) send(r reply) {
 	h.conn.Write(b)
 }
 
-// serve starts commands until the daemon closes the connection, then
-// kills the ones still running.
+// serve starts and stops commands until the daemon closes the connection,
+// then kills the ones still running.
 func (h *helperConn) serve() {
 	buf := make([]byte, 1<<20)
 	oob := make([]byte, syscall.CmsgSpace(4))
@@ -98,124 +123,162 @@ func (h *helperConn) serve() {
 		}
 		out := receivedFile(oob[:oobn])
 		var req request
-		if err := json.Unmarshal(buf[:n], &req); err != nil || out == nil || len(req.Args) == 0 {
+		err = json.Unmarshal(buf[:n], &req)
+		switch {
+		case err == nil && req.Cancel:
+			if out != nil {
+				out.Close()
+			}
+			h.cancel(req.ID)
+		case err != nil || out == nil || len(req.Args) == 0:
 			if out != nil {
 				out.Close()
 			}
 			h.send(reply{ID: req.ID, Err: "bad request"})
-			continue
+		default:
+			h.start(req, out)
 		}
-		h.start(req, out)
 	}
 	h.mu.Lock()
-	for pid := range h.running {
-		syscall.Kill(-pid, syscall.SIGKILL)
+	for _, cmd := range h.jobs {
+		cmd.Process.Signal(syscall.SIGKILL)
 	}
 	h.mu.Unlock()
+	h.sweepOrphans()
 }
 
-// start starts one command in a process group of its own, writing to out.
+// cancel asks the launcher of a request to end its command, and kills the
+// launcher if it has not within launcherGrace.
+func (h *helperConn) cancel(id uint64) {
+	h.mu.Lock()
+	cmd := h.jobs[id]
+	h.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.AfterFunc(launcherGrace, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.jobs[id] == cmd {
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+	})
+}
+
+// launcherGrace is how long a launcher has to end its command when asked.
+const launcherGrace = 3 * time.Second
+
+// start starts the launcher of one command, writing to out.
 func (h *helperConn) start(req request, out *os.File) {
-	cmd, err := startStopped(req, out)
-	out.Close()
+	defer out.Close()
+	status, w, err := os.Pipe()
 	if err != nil {
 		h.send(reply{ID: req.ID, Err: err.Error()})
 		return
 	}
-	pid := cmd.Process.Pid
+	defer w.Close()
 	h.mu.Lock()
-	h.running[pid] = true
+	cmd, err := h.launch(req, out, w)
+	if err == nil {
+		h.jobs[req.ID] = cmd
+	}
 	h.mu.Unlock()
-	h.send(reply{ID: req.ID, Pid: pid})
+	if err != nil {
+		status.Close()
+		h.send(reply{ID: req.ID, Err: err.Error()})
+		return
+	}
+	h.send(reply{ID: req.ID, Started: true})
 	go func() {
+		defer status.Close()
+		w.Close()
+		var b [4]byte
+		_, rerr := io.ReadFull(status, b[:])
 		cmd.Wait()
-		// What the command left running in its group ends with it, a fork
-		// bomb's offspring included.
-		syscall.Kill(-pid, syscall.SIGKILL)
 		h.mu.Lock()
-		delete(h.running, pid)
+		delete(h.jobs, req.ID)
 		h.mu.Unlock()
 		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-		h.send(reply{ID: req.ID, Pid: pid, Done: true, Status: uint32(ws)})
+		if rerr == nil && ws.Exited() && ws.ExitStatus() == 0 {
+			ws = syscall.WaitStatus(binary.LittleEndian.Uint32(b[:]))
+		} else {
+			// The launcher died before its command was done (a command
+			// killed it): what it started is the helper's now.
+			h.sweepOrphans()
+		}
+		h.send(reply{ID: req.ID, Done: true, Status: uint32(ws)})
 	}()
 }
 
-// startStopped starts the command so that it stops right after executing
-// its program (it traces itself until then), sets its memory and cpu time
-// limits and lets it go: the limits hold from its first instruction, for
-// all it starts. The helper keeps neither limit for itself, as a Go
-// program that lives long.
-func startStopped(req request, out *os.File) (*exec.Cmd, error) {
-	// Ptrace requests must come from the thread that started the child.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var cmd *exec.Cmd
-	var err error
-	// The processes of a command just ended may still count against the
-	// process limit for a moment.
-	traced := true
-	for wait := 10 * time.Millisecond; ; wait *= 2 {
-		cmd = &exec.Cmd{Path: req.Args[0], Args: req.Args, Dir: req.Dir, Env: req.Env, Stdout: out, Stderr: out,
-			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Ptrace: traced}}
-		err = cmd.Start()
-		if traced && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSYS)) {
-			// A seccomp profile refuses ptrace: set the limits just after
-			// the start instead, a moment late.
-			traced = false
-			continue
-		}
-		if !errors.Is(err, syscall.EAGAIN) || wait > 4*time.Second {
-			break
-		}
-		time.Sleep(wait)
+// launch starts a launcher for req with the namespaces the kernel allows.
+func (h *helperConn) launch(req request, out, status *os.File) (*exec.Cmd, error) {
+	job := launchJob{Args: req.Args, Dir: req.Dir, Env: req.Env, Memory: req.Memory, CPU: req.CPU,
+		Processes: h.spec.Limits.Processes, Written: req.Written,
+		Scope: h.features.Scope, Seccomp: h.features.Seccomp, Shell: h.spec.Shell,
+		Filter: filterSpec{Network: h.spec.Network, Isolated: h.features.PIDNamespace || h.features.Scope}}
+	if !h.features.PIDNamespace {
+		job.Filter.Protect = protectedPids()
 	}
+	b, err := json.Marshal(job)
 	if err != nil {
 		return nil, err
 	}
-	pid := cmd.Process.Pid
-	var ws syscall.WaitStatus
-	if !traced {
-		if err := setCommandLimits(pid, req); err != nil {
-			syscall.Kill(-pid, syscall.SIGKILL)
-			cmd.Wait()
-			return nil, err
-		}
-		return cmd, nil
-	}
-	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		cmd.Wait()
-		return nil, fmt.Errorf("the command did not stop at its start (%v, %v)", ws, err)
-	}
-	if err := setCommandLimits(pid, req); err != nil {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		cmd.Wait()
-		return nil, err
-	}
-	if err := syscall.PtraceDetach(pid); err != nil {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		cmd.Wait()
-		return nil, fmt.Errorf("start the command: %w", err)
+	cmd := &exec.Cmd{Path: h.spec.Exe, Args: []string{h.spec.Exe}, Env: []string{envLaunch + "=" + string(b), noExitPause},
+		Stdout: out, Stderr: out, ExtraFiles: []*os.File{status},
+		SysProcAttr: h.namespaces(h.features)}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the command's launcher: %w", err)
 	}
 	return cmd, nil
 }
 
-// setCommandLimits sets the memory and cpu time limits of a command.
-func setCommandLimits(pid int, req request) error {
-	limit := func(res int, v uint64) error {
-		if v == 0 {
-			return nil
+// noExitPause keeps a race-enabled build of the helper's executable from
+// pausing a second at each exit (its launchers exit once per command);
+// other builds ignore it.
+const noExitPause = "GORACE=atexit_sleep_ms=0"
+
+// protectedPids are the processes no command may signal when no PID
+// namespace hides them: the daemon and the helper, and their groups.
+func protectedPids() []int {
+	self, parent := os.Getpid(), os.Getppid()
+	out := []int{self, parent}
+	for _, p := range []int{self, parent} {
+		if g, err := syscall.Getpgid(p); err == nil && g > 1 {
+			out = append(out, g)
 		}
-		return unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
 	}
-	cpu := uint64(0)
-	if req.CPU > 0 {
-		cpu = uint64(max(1, req.CPU.Seconds()))
+	return out
+}
+
+// sweepOrphans kills and reaps the helper's children that are not
+// launchers: what a dead launcher's command left.
+func (h *helperConn) sweepOrphans() {
+	deadline := time.Now().Add(sweepFor)
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		launchers := map[int]bool{}
+		for _, cmd := range h.jobs {
+			launchers[cmd.Process.Pid] = true
+		}
+		var orphans []int
+		for _, pid := range children() {
+			if !launchers[pid] {
+				orphans = append(orphans, pid)
+			}
+		}
+		h.mu.Unlock()
+		if len(orphans) == 0 {
+			return
+		}
+		for _, pid := range orphans {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, pid := range orphans {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, 0, nil)
+		}
 	}
-	if err := errors.Join(limit(unix.RLIMIT_DATA, uint64(max(req.Memory, 0))), limit(unix.RLIMIT_CPU, cpu)); err != nil {
-		return fmt.Errorf("set the limits of the command: %w", err)
-	}
-	return nil
 }
 
 // receivedFile returns the descriptor passed with a message.
@@ -336,6 +399,12 @@ func restrict(sp spec) error {
 	if sp.Network == NetworkWeb {
 		rules = append(rules, landlock.ConnectTCP(80), landlock.ConnectTCP(443))
 	}
+	// The helper starts each command through its own executable (the
+	// kernel asks for reading as well as executing): commands may run it,
+	// confined as they are, never write it.
+	if sp.Exe != "" {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSExecute|llsys.AccessFSReadFile, sp.Exe).IgnoreIfMissing())
+	}
 	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
@@ -415,4 +484,95 @@ func expand(sp spec) []rule {
 		}
 	}
 	return out
+}
+
+// Features are the confinements the kernel let the helper use, beside
+// Landlock.
+type Features struct {
+	// PIDNamespace: each command runs in a PID namespace of its own, so
+	// it sees no other process by number and everything it starts ends
+	// with it.
+	PIDNamespace bool `json:"pidns,omitempty"`
+	// UserNamespace: that namespace sits in a user namespace of its own
+	// (an unprivileged helper needs one to make it).
+	UserNamespace bool `json:"userns,omitempty"`
+	// NetNamespace: with network none, each command has a network
+	// namespace with no interface but a loopback of its own.
+	NetNamespace bool `json:"netns,omitempty"`
+	// Seccomp: each command runs under the system call filter.
+	Seccomp bool `json:"seccomp,omitempty"`
+	// Scope: each command's signals and abstract sockets stay in a
+	// Landlock domain of its own (ABI 6).
+	Scope bool `json:"scope,omitempty"`
+	// Why lists what could not be had, and why.
+	Why []string `json:"why,omitempty"`
+}
+
+// namespaces is how a launcher is started with f.
+func (h *helperConn) namespaces(f Features) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if f.PIDNamespace {
+		attr.Cloneflags |= syscall.CLONE_NEWPID
+	}
+	if f.NetNamespace {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if f.UserNamespace {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		uid, gid := os.Getuid(), os.Getgid()
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
+	return attr
+}
+
+// probe finds out which confinements work here by starting a launcher that
+// only confines itself, with less each time one fails.
+func (h *helperConn) probe() Features {
+	want := Features{PIDNamespace: true, Seccomp: true, Scope: h.spec.Landlock && h.spec.ABI >= 6}
+	// Root makes a PID namespace without a user namespace, and keeps its
+	// view of files owned by others; anyone else needs one.
+	want.UserNamespace = os.Geteuid() != 0
+	want.NetNamespace = h.spec.Network == NetworkNone
+	off := h.spec.Disable
+	want.PIDNamespace = want.PIDNamespace && !off.PIDNamespace
+	want.UserNamespace = want.UserNamespace && want.PIDNamespace
+	want.NetNamespace = want.NetNamespace && want.PIDNamespace && !off.NetNamespace
+	want.Seccomp = !off.Seccomp
+	want.Scope = want.Scope && !off.Scope
+	var why []string
+	try := func(f Features) error {
+		job := launchJob{Probe: true, Seccomp: f.Seccomp, Scope: f.Scope, Filter: filterSpec{Network: h.spec.Network}}
+		b, _ := json.Marshal(job)
+		var errs bytes.Buffer
+		cmd := &exec.Cmd{Path: h.spec.Exe, Args: []string{h.spec.Exe}, Env: []string{envLaunch + "=" + string(b), noExitPause},
+			Stderr: &errs, SysProcAttr: h.namespaces(f)}
+		if err := cmd.Run(); err != nil {
+			if msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(errs.String()), helperPrefix)); msg != "" {
+				return errors.New(msg)
+			}
+			return err
+		}
+		return nil
+	}
+	if err := try(want); err == nil {
+		return want
+	} else if want.PIDNamespace {
+		why = append(why, fmt.Sprintf("no PID namespace per command (%v)", err))
+		want.PIDNamespace, want.UserNamespace, want.NetNamespace = false, false, false
+	}
+	if err := try(want); err == nil {
+		want.Why = why
+		return want
+	} else if want.Seccomp {
+		why = append(why, fmt.Sprintf("no seccomp filter (%v)", err))
+		want.Seccomp = false
+	}
+	if err := try(want); err != nil {
+		why = append(why, fmt.Sprintf("no Landlock scope (%v)", err))
+		want.Scope = false
+	}
+	want.Why = why
+	return want
 }

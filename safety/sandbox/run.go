@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -69,17 +70,20 @@ func (s *Sandbox) Run(ctx context.Context, job Job) (syscall.WaitStatus, error) 
 	}()
 	id, replies := sp.register()
 	defer sp.unregister(id)
-	err = sp.send(request{ID: id, Args: job.Args, Dir: job.Dir, Env: s.jobEnv(job.Env), Memory: s.limits.Memory, CPU: s.limits.CPUTime}, w)
+	err = sp.send(request{ID: id, Args: job.Args, Dir: job.Dir, Env: s.jobEnv(job.Env), Memory: s.limits.Memory,
+		CPU: s.limits.CPUTime, Written: s.limits.DiskWritten}, w)
 	w.Close()
 	if err != nil {
 		return 0, err
 	}
-	pid := 0
-	cancelled, killed := false, false
-	kill := func() {
-		if cancelled && pid > 0 && !killed {
-			killed = true
-			syscall.Kill(-pid, syscall.SIGKILL)
+	// The daemon kills nothing itself: it asks the helper, which knows its
+	// launchers' pids from starting them, never from anything a command
+	// could have written.
+	started, cancelled := false, false
+	cancel := func() {
+		if started && !cancelled {
+			cancelled = true
+			sp.send(request{ID: id, Cancel: true}, nil)
 		}
 	}
 	ended := ctx.Done()
@@ -89,15 +93,17 @@ func (s *Sandbox) Run(ctx context.Context, job Job) (syscall.WaitStatus, error) 
 			switch {
 			case rep.Err != "":
 				return 0, fmt.Errorf("sandbox: start the command: %s", rep.Err)
-			case rep.Pid > 0 && !rep.Done:
-				pid = rep.Pid
-				kill()
+			case rep.Started:
+				started = true
+				if ctx.Err() != nil {
+					cancel()
+				}
 			case rep.Done:
 				return syscall.WaitStatus(rep.Status), nil
 			}
 		case <-ended:
-			cancelled, ended = true, nil // then wait for the exit
-			kill()
+			ended = nil // then wait for the exit
+			cancel()
 		case <-sp.done:
 			select {
 			case rep := <-replies:
@@ -106,12 +112,23 @@ func (s *Sandbox) Run(ctx context.Context, job Job) (syscall.WaitStatus, error) 
 				}
 			default:
 			}
-			if pid > 0 {
-				syscall.Kill(-pid, syscall.SIGKILL)
-			}
 			return 0, fmt.Errorf("sandbox: the helper stopped: %w", sp.failure())
 		}
 	}
+}
+
+// Probe starts the helper, if it is not running yet, so that Status tells
+// what the kernel let it use; it returns that status.
+func (s *Sandbox) Probe() (Status, error) {
+	if s.status.Mode == ModeOff {
+		return s.Status(), nil
+	}
+	_, err := s.acquire()
+	if err != nil {
+		return s.Status(), err
+	}
+	s.release()
+	return s.Status(), nil
 }
 
 // Close stops the helper once the commands running have finished; Run
@@ -142,7 +159,18 @@ func (s *Sandbox) acquire() (*spawner, error) {
 	if err != nil {
 		return nil, err
 	}
+	f := sp.features
+	if s.status.Network == NetworkNone && !f.Seccomp && !f.NetNamespace {
+		if s.status.Mode == ModeLandlock {
+			sp.stop()
+			return nil, fmt.Errorf("%w: tools.exec.network: none needs the seccomp filter or a network namespace, and the kernel allows neither: %s",
+				ErrUnavailable, strings.Join(f.Why, "; "))
+		}
+		s.status.Network = NetworkAny
+		s.status.Notes = append(s.status.Notes, "network none cannot be enforced (no seccomp filter, no network namespace), so network access stays open")
+	}
 	s.sp = sp
+	s.status.Features = f
 	s.jobs++
 	return sp, nil
 }
@@ -160,23 +188,27 @@ func (s *Sandbox) release() {
 // request asks the helper to start a command; its output descriptor
 // travels with it.
 type request struct {
-	ID     uint64        `json:"id"`
-	Args   []string      `json:"args"`
-	Dir    string        `json:"dir"`
-	Env    []string      `json:"env"`
-	Memory int64         `json:"memory,omitempty"`
-	CPU    time.Duration `json:"cpu,omitempty"`
+	ID      uint64        `json:"id"`
+	Args    []string      `json:"args,omitempty"`
+	Dir     string        `json:"dir,omitempty"`
+	Env     []string      `json:"env,omitempty"`
+	Memory  int64         `json:"memory,omitempty"`
+	CPU     time.Duration `json:"cpu,omitempty"`
+	Written int64         `json:"written,omitempty"`
+	// Cancel asks the helper to end the command of ID.
+	Cancel bool `json:"cancel,omitempty"`
 }
 
 // reply is the helper's answer: ready, a command's pid, its exit, or an
 // error.
 type reply struct {
-	ID     uint64 `json:"id"`
-	Ready  bool   `json:"ready,omitempty"`
-	Pid    int    `json:"pid,omitempty"`
-	Done   bool   `json:"done,omitempty"`
-	Status uint32 `json:"status,omitempty"`
-	Err    string `json:"err,omitempty"`
+	ID       uint64    `json:"id"`
+	Ready    bool      `json:"ready,omitempty"`
+	Features *Features `json:"features,omitempty"`
+	Started  bool      `json:"started,omitempty"`
+	Done     bool      `json:"done,omitempty"`
+	Status   uint32    `json:"status,omitempty"`
+	Err      string    `json:"err,omitempty"`
 }
 
 // spawner is the daemon's end of a running helper.
@@ -185,6 +217,8 @@ type spawner struct {
 	proc *exec.Cmd
 	done chan struct{} // closed when the connection ends
 	errs *bytes.Buffer // the helper's standard error
+
+	features Features // what the helper could use
 
 	mu      sync.Mutex
 	next    uint64
@@ -207,7 +241,7 @@ func (s *Sandbox) startHelper() (*spawner, error) {
 	}
 	sp := &spawner{conn: fc.(*net.UnixConn), done: make(chan struct{}), errs: &bytes.Buffer{}, waiting: map[uint64]chan reply{}}
 	cmd := exec.Command(s.helper)
-	cmd.Env = []string{EnvSpec + "=" + s.spec}
+	cmd.Env = []string{EnvSpec + "=" + s.spec, noExitPause}
 	cmd.Dir = s.workspace
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stderr = &lockedBuffer{b: sp.errs, mu: &sp.mu}
@@ -235,6 +269,9 @@ func (s *Sandbox) startHelper() (*spawner, error) {
 			sp.stop()
 			return nil, fmt.Errorf("sandbox: could not confine commands: %s", rep.Err)
 		}
+		if rep.Features != nil {
+			sp.features = *rep.Features
+		}
 	case <-sp.done:
 		return nil, fmt.Errorf("sandbox: the helper stopped before it was ready: %w", sp.failure())
 	case <-time.After(startTimeout):
@@ -247,7 +284,9 @@ func (s *Sandbox) startHelper() (*spawner, error) {
 // read dispatches the helper's replies until the connection ends.
 func (sp *spawner) read(ready chan<- reply) {
 	defer func() {
-		sp.proc.Wait()
+		if sp.proc != nil {
+			sp.proc.Wait()
+		}
 		close(sp.done)
 	}()
 	buf := make([]byte, 64<<10)
@@ -298,13 +337,17 @@ func (sp *spawner) unregister(id uint64) {
 	sp.mu.Unlock()
 }
 
-// send writes a request with the command's output descriptor.
+// send writes a request with the command's output descriptor, if any.
 func (sp *spawner) send(req request, out *os.File) error {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	if _, _, err := sp.conn.WriteMsgUnix(b, syscall.UnixRights(int(out.Fd())), nil); err != nil {
+	var oob []byte
+	if out != nil {
+		oob = syscall.UnixRights(int(out.Fd()))
+	}
+	if _, _, err := sp.conn.WriteMsgUnix(b, oob, nil); err != nil {
 		return fmt.Errorf("sandbox: send the command to the helper: %w", err)
 	}
 	return nil

@@ -53,10 +53,16 @@ const (
 // Limits are the resource limits of a command and what it starts; zero
 // means unlimited.
 type Limits struct {
-	Memory    int64         `json:"memory,omitempty"`    // bytes of data (RLIMIT_DATA) per process
-	Processes int           `json:"processes,omitempty"` // processes and threads of the user (RLIMIT_NPROC)
+	// Memory bounds the private memory of a command's processes together,
+	// and the data (RLIMIT_DATA) of each.
+	Memory int64 `json:"memory,omitempty"`
+	// Processes bounds the processes a command runs at once, and the
+	// processes and threads of the user (RLIMIT_NPROC).
+	Processes int           `json:"processes,omitempty"`
 	FileSize  int64         `json:"file_size,omitempty"` // bytes per file written (RLIMIT_FSIZE)
 	CPUTime   time.Duration `json:"cpu_time,omitempty"`  // per process (RLIMIT_CPU)
+	// DiskWritten bounds the bytes a command as a whole writes to files.
+	DiskWritten int64 `json:"disk_written,omitempty"`
 }
 
 // Config configures a Sandbox.
@@ -83,6 +89,9 @@ type Config struct {
 	// Credential is the user commands run as; nil runs them as the
 	// daemon's user.
 	Credential *syscall.Credential
+	// Disable lists confinements not to use even where the kernel offers
+	// them (tests use it to try the ones underneath).
+	Disable Features
 }
 
 // ErrUnavailable is returned by New in ModeLandlock when the kernel offers
@@ -120,6 +129,9 @@ type Status struct {
 	Read     []string // the owner's extra paths
 	Write    []string
 	Notes    []string // what is weaker than configured, and why
+	// Features are the confinements beside Landlock that the helper could
+	// use; known once it has started (see Probe).
+	Features Features
 }
 
 // Summary renders the status on one line.
@@ -128,11 +140,50 @@ func (st Status) Summary() string {
 	case st.Mode == ModeOff:
 		return "off (tools.exec.sandbox: off): commands run with the filter alone"
 	case !st.Landlock:
-		return "NOT AVAILABLE (" + st.Reason + "): commands run with the filter alone and resource limits"
+		s := "NOT AVAILABLE (" + st.Reason + "): commands run with the filter alone and resource limits"
+		if f := st.Features.String(); f != "" {
+			s += "; " + f
+		}
+		return s
 	}
 	s := fmt.Sprintf("landlock ABI %d, network %s, %s", st.ABI, st.Network, st.Limits)
+	if f := st.Features.String(); f != "" {
+		s += "; " + f
+	}
 	if len(st.Notes) > 0 {
 		s += "; " + strings.Join(st.Notes, "; ")
+	}
+	return s
+}
+
+// String names the confinements in use per command, and what is missing;
+// empty before the helper has started.
+func (f Features) String() string {
+	var on []string
+	if f.PIDNamespace {
+		on = append(on, "PID namespace")
+	}
+	if f.UserNamespace {
+		on = append(on, "user namespace")
+	}
+	if f.NetNamespace {
+		on = append(on, "network namespace")
+	}
+	if f.Seccomp {
+		on = append(on, "seccomp filter")
+	}
+	if f.Scope {
+		on = append(on, "signal and socket scope")
+	}
+	if len(on) == 0 && len(f.Why) == 0 {
+		return ""
+	}
+	s := "per command: " + strings.Join(on, ", ")
+	if len(on) == 0 {
+		s = "per command: resource limits only"
+	}
+	if len(f.Why) > 0 {
+		s += " (" + strings.Join(f.Why, "; ") + ")"
 	}
 	return s
 }
@@ -161,7 +212,7 @@ func (l Limits) String() string {
 	if l.CPUTime > 0 {
 		cpu = l.CPUTime.String()
 	}
-	return fmt.Sprintf("memory %s, processes %s, file size %s, cpu time %s", size(l.Memory), procs, size(l.FileSize), cpu)
+	return fmt.Sprintf("memory %s, processes %s, file size %s, written %s, cpu time %s", size(l.Memory), procs, size(l.FileSize), size(l.DiskWritten), cpu)
 }
 
 // ABI returns the Landlock ABI version the running kernel offers, 0 when
@@ -207,11 +258,12 @@ func New(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("%w: the kernel offers no Landlock ABI", ErrUnavailable)
 		}
 		s.status.Reason = "the kernel offers no Landlock"
-		s.status.Network = NetworkAny
 	} else {
 		s.status.Landlock = true
 	}
-	if s.status.Landlock && cfg.Network != NetworkAny && cfg.ABI < 4 {
+	// "none" is the seccomp filter's or a network namespace's to enforce;
+	// "web" needs Landlock's port rules.
+	if cfg.Network == NetworkWeb && (!s.status.Landlock || cfg.ABI < 4) {
 		if cfg.Mode == ModeLandlock {
 			return nil, fmt.Errorf("%w: tools.exec.network: %s needs Landlock ABI 4, the kernel offers %d", ErrUnavailable, cfg.Network, cfg.ABI)
 		}
@@ -222,8 +274,8 @@ func New(cfg Config) (*Sandbox, error) {
 		s.status.Notes = append(s.status.Notes, "signals and abstract sockets are not scoped (needs ABI 6)")
 	}
 	switch {
-	case cfg.Limits.Processes > 0 && os.Geteuid() == 0:
-		s.status.Notes = append(s.status.Notes, "the process limit does not bind root")
+	case cfg.Limits.Processes > 0 && os.Geteuid() == 0 && cfg.Credential == nil:
+		s.status.Notes = append(s.status.Notes, "the kernel's per-user process limit does not bind root: only the command's own count does")
 	case cfg.Limits.Processes > 0:
 		if n := userTasks(os.Getuid()); n > cfg.Limits.Processes/2 {
 			s.status.Notes = append(s.status.Notes, fmt.Sprintf("the process limit (%d) counts every process and thread of this user, who runs %d already: raise it or run nanobot as a user of its own", cfg.Limits.Processes, n))
@@ -246,10 +298,11 @@ func New(cfg Config) (*Sandbox, error) {
 	// The helper itself, a Go program that lives long, takes only the
 	// limits its children inherit at fork; memory and cpu time are set on
 	// each command as it starts.
-	sp := spec{Limits: Limits{Processes: cfg.Limits.Processes, FileSize: cfg.Limits.FileSize}}
+	sp := spec{Limits: Limits{Processes: cfg.Limits.Processes, FileSize: cfg.Limits.FileSize},
+		Exe: canonicalPath(s.helper), ABI: cfg.ABI, Network: s.status.Network, Disable: cfg.Disable,
+		Shell: cfg.Shell}
 	if s.status.Landlock {
 		sp.Landlock = true
-		sp.Network = s.status.Network
 		sp.Read = append(systemPaths(), cfg.Read...)
 		if cfg.Shell != "" {
 			sp.Read = append(sp.Read, filepath.Dir(cfg.Shell))
@@ -270,7 +323,11 @@ func New(cfg Config) (*Sandbox, error) {
 }
 
 // Status reports what the sandbox does.
-func (s *Sandbox) Status() Status { return s.status }
+func (s *Sandbox) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
 
 // EnvSpec is the variable that turns the executable into the sandbox
 // helper; it holds the helper's instructions.
@@ -333,6 +390,18 @@ type spec struct {
 	Hide     []string `json:"hide,omitempty"`
 	Network  Network  `json:"net,omitempty"`
 	Limits   Limits   `json:"limits"`
+	Exe      string   `json:"exe"` // the executable launchers run
+	ABI      int      `json:"abi,omitempty"`
+	Disable  Features `json:"disable"`
+	Shell    string   `json:"shell,omitempty"`
+}
+
+// canonicalPath resolves the symbolic links of p where it can.
+func canonicalPath(p string) string {
+	if r, err := safety.Resolve(p); err == nil {
+		return r
+	}
+	return p
 }
 
 // canonical resolves symbolic links in every path the daemon can see now,
