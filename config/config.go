@@ -161,10 +161,11 @@ type SandboxPaths struct {
 
 // Limits are the resource limits of a shell command; zero is unlimited.
 type Limits struct {
-	Memory    Size          `yaml:"memory"`    // data per process
-	Processes int           `yaml:"processes"` // processes and threads of the user
-	FileSize  Size          `yaml:"file_size"` // per file written
-	CPUTime   time.Duration `yaml:"cpu_time"`  // per process
+	Memory      Size          `yaml:"memory"`       // the command's processes together, and the data of each
+	Processes   int           `yaml:"processes"`    // processes of the command at once (and threads of the user)
+	FileSize    Size          `yaml:"file_size"`    // per file written
+	CPUTime     time.Duration `yaml:"cpu_time"`     // per process
+	DiskWritten Size          `yaml:"disk_written"` // bytes the command writes to files in all
 }
 
 // What an "ask" verdict of the command filter turns into.
@@ -333,7 +334,7 @@ func Default() *Config {
 				Categories:      map[string]string{},
 				Sandbox:         SandboxAuto,
 				SandboxPaths:    SandboxPaths{Read: []string{}, Write: []string{}},
-				Limits:          Limits{Memory: "1GiB", Processes: 256, FileSize: "1GiB"},
+				Limits:          Limits{Memory: "1GiB", Processes: 256, FileSize: "1GiB", DiskWritten: "2GiB"},
 				Network:         NetworkAny,
 			},
 			Web:        Web{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 1000000, Search: WebSearch{Timeout: 15 * time.Second}},

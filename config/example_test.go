@@ -112,6 +112,7 @@ func ExampleConfig_Redacted() {
 	//       processes: 256
 	//       file_size: 1GiB
 	//       cpu_time: 0s
+	//       disk_written: 2GiB
 	//     network: any
 	//   web:
 	//     enabled: true

@@ -396,7 +396,8 @@ func (c *Config) checkTools(k *checker) {
 	for _, sz := range []struct {
 		key string
 		val Size
-	}{{"tools.exec.limits.memory", e.Limits.Memory}, {"tools.exec.limits.file_size", e.Limits.FileSize}} {
+	}{{"tools.exec.limits.memory", e.Limits.Memory}, {"tools.exec.limits.file_size", e.Limits.FileSize},
+		{"tools.exec.limits.disk_written", e.Limits.DiskWritten}} {
 		if n, err := sz.val.Bytes(); err != nil {
 			k.fail(sz.key, "%v", err)
 		} else if n != 0 && n < 1<<20 {

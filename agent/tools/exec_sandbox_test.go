@@ -115,9 +115,19 @@ func TestSandboxedExecRefuses(t *testing.T) {
 		tests = append(tests, struct{ name, command, want string }{"unbounded allocation",
 			`python3 -c "exec('a = []\nwhile True: a.append(bytearray(10**6))')"`, "memory limit reached"})
 	}
+	pidns := false
+	if box, ok := c.exec.Sandbox.(*sandbox.Sandbox); ok {
+		st, _ := box.Probe()
+		pidns = st.Features.PIDNamespace
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, ev, err := runExec(t, c.exec, map[string]string{"command": tt.command})
+			if tt.name == "kill the daemon" && pidns && err == nil && strings.Contains(out, "No such process") {
+				// In a PID namespace of its own the command cannot even
+				// name the daemon.
+				return
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("exec(%q) = %q, %v; want an error with %q", tt.command, out, err, tt.want)
 			}

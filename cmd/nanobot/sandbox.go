@@ -26,6 +26,7 @@ func sandboxConfig(cfg *config.Config, abi int) sandbox.Config {
 	e := cfg.Tools.Exec
 	memory, _ := e.Limits.Memory.Bytes() // validated by Load
 	fileSize, _ := e.Limits.FileSize.Bytes()
+	written, _ := e.Limits.DiskWritten.Bytes()
 	data := filepath.Dir(cfg.Storage.Path)
 	return sandbox.Config{
 		Mode:      sandbox.Mode(e.Sandbox),
@@ -36,8 +37,9 @@ func sandboxConfig(cfg *config.Config, abi int) sandbox.Config {
 		Hide:      append(protectedPaths(cfg), data),
 		Shell:     tools.Shell(),
 		Network:   sandbox.Network(e.Network),
-		Limits:    sandbox.Limits{Memory: memory, Processes: e.Limits.Processes, FileSize: fileSize, CPUTime: e.Limits.CPUTime},
-		ABI:       abi,
+		Limits: sandbox.Limits{Memory: memory, Processes: e.Limits.Processes, FileSize: fileSize, CPUTime: e.Limits.CPUTime,
+			DiskWritten: written},
+		ABI: abi,
 	}
 }
 
@@ -95,6 +97,19 @@ func (s *sandboxes) status() (sandbox.Status, bool) {
 	return s.cur.Status(), true
 }
 
+// probe starts the current sandbox's helper, so that its status tells
+// what the kernel allows per command; ok is false before the first get.
+func (s *sandboxes) probe() (sandbox.Status, bool, error) {
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	if cur == nil {
+		return sandbox.Status{}, false, nil
+	}
+	st, err := cur.Probe()
+	return st, true, err
+}
+
 func (s *sandboxes) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,7 +125,8 @@ func confinement(st sandbox.Status) string {
 		return ""
 	}
 	s := "Commands run in a sandbox: they can read the system's software and read and write only the workspace" +
-		" (and a private HOME and TMPDIR); anything else is refused, and background processes end with the command."
+		" (and a private HOME and TMPDIR); anything else is refused, other processes and Unix sockets are out of reach," +
+		" and background processes end with the command."
 	if st.Network != sandbox.NetworkAny {
 		s += " Network: " + map[sandbox.Network]string{sandbox.NetworkWeb: "only ports 80 and 443.", sandbox.NetworkNone: "none."}[st.Network]
 	}
@@ -134,7 +150,14 @@ func sandboxLines(cfg *config.Config, abi int) []string {
 	if sb, err := newSandbox(cfg, abi); err != nil {
 		lines = append(lines, "sandbox\tNOT AVAILABLE, the gateway will not start: "+err.Error())
 	} else {
-		lines = append(lines, "sandbox\t"+sb.Status().Summary())
+		// Starting the helper finds out what the kernel allows per command.
+		st, err := sb.Probe()
+		sb.Close()
+		if err != nil {
+			lines = append(lines, "sandbox\tNOT AVAILABLE, commands will not run: "+err.Error())
+		} else {
+			lines = append(lines, "sandbox\t"+st.Summary())
+		}
 	}
 	paths := func(ps []string) string {
 		if len(ps) == 0 {

@@ -501,15 +501,19 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 // announceSandbox says once, at start, what the exec sandbox does, loudly
 // when it is not there.
 func (r *runtime) announceSandbox() {
-	st, ok := r.boxes.status()
+	st, ok, err := r.boxes.probe()
 	switch {
 	case !ok:
+	case err != nil:
+		r.logger.Warn("exec sandbox cannot start; shell commands will fail until it can", "err", err)
 	case st.Mode == sandbox.ModeOff:
 		r.logger.Warn("exec sandbox off; shell commands run with the filter alone", "key", "tools.exec.sandbox")
 	case !st.Landlock:
-		r.logger.Warn("exec sandbox NOT AVAILABLE; shell commands run with the filter alone and resource limits", "reason", st.Reason)
+		r.logger.Warn("exec sandbox NOT AVAILABLE; shell commands run with the filter alone and resource limits", "reason", st.Reason,
+			"per_command", st.Features.String())
 	default:
-		r.logger.Info("exec sandbox on", "landlock_abi", st.ABI, "network", string(st.Network), "notes", strings.Join(st.Notes, "; "))
+		r.logger.Info("exec sandbox on", "landlock_abi", st.ABI, "network", string(st.Network), "per_command", st.Features.String(),
+			"notes", strings.Join(st.Notes, "; "))
 	}
 }
 
