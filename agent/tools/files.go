@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/safety"
@@ -37,9 +38,48 @@ func NewFileTools(f Files) []agent.Tool {
 // errProtected is returned for nanobot's own files.
 var errProtected = errors.New("this file belongs to nanobot itself (configuration or database) and is not accessible to tools")
 
+// spot is a path the model named, ready for one operation: the directory
+// the tools may reach, held open, and the resolved path beneath it. Every
+// open, stat, create and rename goes through root, which walks the path
+// from the held directory one component at a time and refuses a step out
+// of it, so a folder swapped for a symlink between the check and the use
+// cannot take the operation elsewhere.
+type spot struct {
+	root  *os.Root // the workspace when restricted, / otherwise
+	rel   string   // the resolved path below root
+	name  string   // the path as the model wrote it, for messages
+	guard guard
+}
+
+func (s spot) Close() error { return s.root.Close() }
+
+// locate resolves path as resolve does and opens the directory the
+// operation stays beneath.
+func (f Files) locate(path string) (spot, error) {
+	abs, err := f.resolve(path)
+	if err != nil {
+		return spot{}, err
+	}
+	base := "/"
+	if f.Restrict {
+		// resolve answers beneath the workspace with its symlinks resolved.
+		base = realPath(f.Workspace)
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil || !within(base, abs) {
+		return spot{}, fmt.Errorf("%s is outside the workspace", path)
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return spot{}, fmt.Errorf("open the workspace: %w", fileError(".", err))
+	}
+	return spot{root: root, rel: rel, name: path, guard: f.guard()}, nil
+}
+
 // resolve turns the path the model gave into the absolute path to operate
 // on, with symlinks resolved, refusing what lies outside the workspace (when
-// restricted) and nanobot's own files.
+// restricted) and nanobot's own files. It only checks names: the operation
+// itself runs beneath the directory locate opens and checks what it opened.
 func (f Files) resolve(path string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", errors.New(`"path" is required`)
@@ -105,6 +145,72 @@ func (f Files) protected(abs string) bool {
 		}
 	}
 	return false
+}
+
+// fileID is a file's identity: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// entryID is a directory entry's identity: its directory and name.
+type entryID struct {
+	dir  fileID
+	name string
+}
+
+func idOf(fi fs.FileInfo) (fileID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
+}
+
+// guard knows nanobot's own files by identity, so that what an operation
+// actually opened or is about to replace can be compared with them, hard
+// links included, whatever path led there.
+type guard struct {
+	files   map[fileID]bool
+	entries map[entryID]bool // names that must not be created or replaced
+}
+
+// guard takes the identities of the protected files, their journals, and
+// the directory entries that hold or would hold them.
+func (f Files) guard() guard {
+	g := guard{files: map[fileID]bool{}, entries: map[entryID]bool{}}
+	for _, p := range f.Protected {
+		if p == "" {
+			continue
+		}
+		for _, c := range []string{filepath.Clean(p), realPath(p)} {
+			dir, dirErr := os.Stat(filepath.Dir(c))
+			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+				if fi, err := os.Stat(c + suffix); err == nil {
+					if id, ok := idOf(fi); ok {
+						g.files[id] = true
+					}
+				}
+				if dirErr == nil {
+					if id, ok := idOf(dir); ok {
+						g.entries[entryID{dir: id, name: filepath.Base(c) + suffix}] = true
+					}
+				}
+			}
+		}
+	}
+	return g
+}
+
+// holds reports whether fi, taken from an open descriptor or a directory
+// held open, is one of the protected files.
+func (g guard) holds(fi fs.FileInfo) bool {
+	id, ok := idOf(fi)
+	return !ok || g.files[id]
+}
+
+// names reports whether name in the directory dir (taken from a directory
+// held open) is where a protected file lives or would live.
+func (g guard) names(dir fs.FileInfo, name string) bool {
+	id, ok := idOf(dir)
+	return !ok || g.entries[entryID{dir: id, name: name}]
 }
 
 // within reports whether path is dir or lies below it.
