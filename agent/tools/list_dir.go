@@ -85,8 +85,11 @@ func readDir(sp spot) (*os.File, []fs.DirEntry, error) {
 	if err != nil {
 		return nil, nil, fileError(sp.name, err)
 	}
-	if !fi.IsDir() {
+	switch {
+	case fi.Mode().IsRegular():
 		return nil, nil, fmt.Errorf("%s is a file (%d bytes), not a directory; use read_file to read it", sp.name, fi.Size())
+	case !fi.IsDir():
+		return nil, nil, fmt.Errorf("%s is not a directory (%s)", sp.name, fi.Mode().Type())
 	}
 	dir, err := sp.root.OpenFile(sp.rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if err != nil {
