@@ -19,10 +19,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/safety"
 )
 
 // FileNames are the workspace's prompt files, in the order the prompt
@@ -53,9 +55,10 @@ func Builtin() fs.FS {
 // Source gives the loop the workspace's prompt files and skills. It is safe
 // for concurrent use.
 type Source struct {
-	builtin  fs.FS
-	lookPath func(string) (string, error)
-	getenv   func(string) string
+	builtin   fs.FS
+	lookPath  func(string) (string, error)
+	getenv    func(string) string
+	protected []string
 
 	mu        sync.Mutex
 	workspace string
@@ -81,6 +84,12 @@ type Option func(*Source)
 // requirements are checked against.
 func WithEnv(getenv func(string) string, lookPath func(string) (string, error)) Option {
 	return func(s *Source) { s.getenv, s.lookPath = getenv, lookPath }
+}
+
+// WithProtected names files (nanobot's configuration and database) that
+// are never read into the prompt, whatever link leads to them.
+func WithProtected(paths ...string) Option {
+	return func(s *Source) { s.protected = append([]string(nil), paths...) }
 }
 
 // WithBuiltin replaces the built-in skills.
@@ -174,22 +183,11 @@ func (s *Source) promptFile(name string) (agent.PromptFile, bool, error) {
 }
 
 // read returns at most limit bytes of the regular file at abs and its
-// size, refusing one that a symlink takes outside a restricted workspace.
+// size. It refuses anything but a regular file without waiting on it (a
+// FIFO is opened non-blocking), nanobot's own files, judged on the opened
+// descriptor, and when restricted a file outside the workspace.
 func (s *Source) read(abs string, limit int64) ([]byte, int64, error) {
-	if s.restrict {
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			return nil, 0, err
-		}
-		ws, err := filepath.EvalSymlinks(s.workspace)
-		if err != nil {
-			return nil, 0, err
-		}
-		if rel, err := filepath.Rel(ws, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, 0, errors.New("it is a link to outside the workspace, which file tools cannot reach")
-		}
-	}
-	fh, err := os.Open(abs)
+	fh, err := s.open(abs)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -201,8 +199,39 @@ func (s *Source) read(abs string, limit int64) ([]byte, int64, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
+	if safety.NewGuard(s.protected).Holds(fi) {
+		return nil, 0, errors.New("it is nanobot's own configuration or database, which file tools cannot reach")
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, limit))
 	return data, fi.Size(), err
+}
+
+// open opens abs for reading. When restricted it opens it beneath the
+// workspace held open, so that a folder swapped for a symlink after the
+// check cannot take the read outside.
+func (s *Source) open(abs string) (*os.File, error) {
+	const flags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+	if !s.restrict {
+		return os.OpenFile(abs, flags, 0)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := filepath.EvalSymlinks(s.workspace)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(ws, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, errors.New("it is a link to outside the workspace, which file tools cannot reach")
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.OpenFile(rel, flags, 0) // its errors name rel, not the host path
 }
 
 // skills scans the workspace's skills and merges the built-in ones. The

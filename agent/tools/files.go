@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/safety"
@@ -48,7 +47,7 @@ type spot struct {
 	root  *os.Root // the workspace when restricted, / otherwise
 	rel   string   // the resolved path below root
 	name  string   // the path as the model wrote it, for messages
-	guard guard
+	guard safety.Guard
 }
 
 func (s spot) Close() error { return s.root.Close() }
@@ -73,7 +72,7 @@ func (f Files) locate(path string) (spot, error) {
 	if err != nil {
 		return spot{}, fmt.Errorf("open the workspace: %w", fileError(".", err))
 	}
-	return spot{root: root, rel: rel, name: path, guard: f.guard()}, nil
+	return spot{root: root, rel: rel, name: path, guard: safety.NewGuard(f.Protected)}, nil
 }
 
 // resolve turns the path the model gave into the absolute path to operate
@@ -145,72 +144,6 @@ func (f Files) protected(abs string) bool {
 		}
 	}
 	return false
-}
-
-// fileID is a file's identity: its device and inode.
-type fileID struct{ dev, ino uint64 }
-
-// entryID is a directory entry's identity: its directory and name.
-type entryID struct {
-	dir  fileID
-	name string
-}
-
-func idOf(fi fs.FileInfo) (fileID, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
-	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
-}
-
-// guard knows nanobot's own files by identity, so that what an operation
-// actually opened or is about to replace can be compared with them, hard
-// links included, whatever path led there.
-type guard struct {
-	files   map[fileID]bool
-	entries map[entryID]bool // names that must not be created or replaced
-}
-
-// guard takes the identities of the protected files, their journals, and
-// the directory entries that hold or would hold them.
-func (f Files) guard() guard {
-	g := guard{files: map[fileID]bool{}, entries: map[entryID]bool{}}
-	for _, p := range f.Protected {
-		if p == "" {
-			continue
-		}
-		for _, c := range []string{filepath.Clean(p), realPath(p)} {
-			dir, dirErr := os.Stat(filepath.Dir(c))
-			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-				if fi, err := os.Stat(c + suffix); err == nil {
-					if id, ok := idOf(fi); ok {
-						g.files[id] = true
-					}
-				}
-				if dirErr == nil {
-					if id, ok := idOf(dir); ok {
-						g.entries[entryID{dir: id, name: filepath.Base(c) + suffix}] = true
-					}
-				}
-			}
-		}
-	}
-	return g
-}
-
-// holds reports whether fi, taken from an open descriptor or a directory
-// held open, is one of the protected files.
-func (g guard) holds(fi fs.FileInfo) bool {
-	id, ok := idOf(fi)
-	return !ok || g.files[id]
-}
-
-// names reports whether name in the directory dir (taken from a directory
-// held open) is where a protected file lives or would live.
-func (g guard) names(dir fs.FileInfo, name string) bool {
-	id, ok := idOf(dir)
-	return !ok || g.entries[entryID{dir: id, name: name}]
 }
 
 // within reports whether path is dir or lies below it.

@@ -119,7 +119,7 @@ func openRegular(sp spot) (*os.File, fs.FileInfo, error) {
 	} else {
 		err = regular(sp.name, fi)
 	}
-	if err == nil && sp.guard.holds(fi) {
+	if err == nil && sp.guard.Holds(fi) {
 		err = fmt.Errorf("%s: %w", sp.name, errProtected)
 	}
 	if err != nil {

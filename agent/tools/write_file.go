@@ -90,7 +90,7 @@ func writeAtomic(sp spot, data []byte) (created bool, err error) {
 	if err != nil {
 		return false, fileError(sp.name, err)
 	}
-	if sp.guard.names(dirInfo, base) {
+	if sp.guard.Names(dirInfo, base) {
 		return false, fmt.Errorf("%s: %w", sp.name, errProtected)
 	}
 	mode := fs.FileMode(0o644)
@@ -99,7 +99,7 @@ func writeAtomic(sp spot, data []byte) (created bool, err error) {
 		return false, fmt.Errorf("%s is a directory", sp.name)
 	case err == nil && !fi.Mode().IsRegular():
 		return false, fmt.Errorf("%s is not a regular file (%s)", sp.name, fi.Mode().Type())
-	case err == nil && sp.guard.holds(fi):
+	case err == nil && sp.guard.Holds(fi):
 		return false, fmt.Errorf("%s: %w", sp.name, errProtected)
 	case err == nil:
 		mode = fi.Mode().Perm()
