@@ -33,13 +33,14 @@ func idOf(fi fs.FileInfo) (fileID, bool) {
 type Guard struct {
 	files   map[fileID]bool
 	entries map[entryID]bool // names that must not be created or replaced
+	dirs    map[fileID]bool  // protected directories: nothing beneath them
 }
 
 // NewGuard takes the identities of the protected files as they are now,
 // both as named and with symlinks resolved, and of the directory entries
 // that hold them or would hold their journals.
 func NewGuard(protected []string) Guard {
-	g := Guard{files: map[fileID]bool{}, entries: map[entryID]bool{}}
+	g := Guard{files: map[fileID]bool{}, entries: map[entryID]bool{}, dirs: map[fileID]bool{}}
 	for _, p := range protected {
 		if p == "" {
 			continue
@@ -54,7 +55,9 @@ func NewGuard(protected []string) Guard {
 			dir, dirErr := os.Stat(filepath.Dir(c))
 			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 				if fi, err := os.Stat(c + suffix); err == nil {
-					if id, ok := idOf(fi); ok {
+					if id, ok := idOf(fi); ok && fi.IsDir() {
+						g.dirs[id] = true
+					} else if ok {
 						g.files[id] = true
 					}
 				}
@@ -83,4 +86,69 @@ func (g Guard) Holds(fi fs.FileInfo) bool {
 func (g Guard) Names(dir fs.FileInfo, name string) bool {
 	id, ok := idOf(dir)
 	return !ok || g.entries[entryID{dir: id, name: name}]
+}
+
+// maxAncestors bounds the walk up from a directory to the file system's root.
+const maxAncestors = 4096
+
+// Covers reports whether the directory dir, held open, is one of the
+// protected directories (a backup folder) or lies beneath one. It walks up
+// from the descriptor through "..", so the answer is about the directory
+// dir is, not about a path that named it.
+func (g Guard) Covers(dir *os.File) (bool, error) {
+	if len(g.dirs) == 0 {
+		return false, nil
+	}
+	cur := dir
+	defer func() {
+		if cur != dir {
+			_ = cur.Close()
+		}
+	}()
+	for range maxAncestors {
+		fi, err := cur.Stat()
+		if err != nil {
+			return false, err
+		}
+		id, ok := idOf(fi)
+		if !ok || g.dirs[id] {
+			return true, nil
+		}
+		parent, err := openParent(cur)
+		if err != nil {
+			return false, err
+		}
+		pi, err := parent.Stat()
+		if err != nil {
+			_ = parent.Close()
+			return false, err
+		}
+		if os.SameFile(fi, pi) { // the root: its parent is itself
+			_ = parent.Close()
+			return false, nil
+		}
+		if cur != dir {
+			_ = cur.Close()
+		}
+		cur = parent
+	}
+	return true, nil // deeper than any real tree: refuse
+}
+
+// openParent opens the parent of the directory dir.
+func openParent(dir *os.File) (*os.File, error) {
+	conn, err := dir.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd, opErr := -1, error(nil)
+	if err := conn.Control(func(d uintptr) {
+		fd, opErr = syscall.Openat(int(d), "..", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if opErr != nil {
+		return nil, &fs.PathError{Op: "openat", Path: "..", Err: opErr}
+	}
+	return os.NewFile(uintptr(fd), ".."), nil
 }

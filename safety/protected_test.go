@@ -57,3 +57,47 @@ func TestGuard(t *testing.T) {
 		t.Errorf("Names(another dir, config.yaml) = true, want false (%v)", err)
 	}
 }
+
+func TestGuardCovers(t *testing.T) {
+	root := t.TempDir()
+	backups, other := filepath.Join(root, "backups"), filepath.Join(root, "other")
+	deep := filepath.Join(backups, "2026", "12")
+	for _, d := range []string{deep, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := NewGuard([]string{backups})
+	for _, tt := range []struct {
+		dir  string
+		want bool
+	}{
+		{backups, true}, {deep, true}, {other, false}, {root, false}, {"/", false},
+	} {
+		d, err := os.Open(tt.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.Covers(d)
+		_ = d.Close()
+		if err != nil || got != tt.want {
+			t.Errorf("Covers(%s) = %v, %v; want %v", tt.dir, got, err, tt.want)
+		}
+	}
+	// A directory moved out from under the path that named it is judged
+	// where it is.
+	d, err := os.Open(deep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := os.Rename(deep, filepath.Join(other, "12")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := g.Covers(d); err != nil || got {
+		t.Errorf("Covers(moved out) = %v, %v; want false", got, err)
+	}
+	if got, err := NewGuard(nil).Covers(d); err != nil || got {
+		t.Errorf("Covers without protected folders = %v, %v; want false", got, err)
+	}
+}

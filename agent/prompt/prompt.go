@@ -184,10 +184,15 @@ func (s *Source) promptFile(name string) (agent.PromptFile, bool, error) {
 
 // read returns at most limit bytes of the regular file at abs and its
 // size. It refuses anything but a regular file without waiting on it (a
-// FIFO is opened non-blocking), nanobot's own files, judged on the opened
-// descriptor, and when restricted a file outside the workspace.
+// FIFO is opened non-blocking), nanobot's own files and folders, judged on
+// the opened descriptors, and when restricted a file outside the workspace.
 func (s *Source) read(abs string, limit int64) ([]byte, int64, error) {
-	fh, err := s.open(abs)
+	dir, base, err := s.folder(abs)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer dir.Close()
+	fh, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -199,39 +204,64 @@ func (s *Source) read(abs string, limit int64) ([]byte, int64, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	if safety.NewGuard(s.protected).Holds(fi) {
-		return nil, 0, errors.New("it is nanobot's own configuration or database, which file tools cannot reach")
+	if err := s.guard(dir, fi); err != nil {
+		return nil, 0, err
 	}
 	data, err := io.ReadAll(io.LimitReader(fh, limit))
 	return data, fi.Size(), err
 }
 
-// open opens abs for reading. When restricted it opens it beneath the
-// workspace held open, so that a folder swapped for a symlink after the
-// check cannot take the read outside.
-func (s *Source) open(abs string) (*os.File, error) {
-	const flags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
-	if !s.restrict {
-		return os.OpenFile(abs, flags, 0)
-	}
+// folder opens the folder the file at abs is in, with symlinks resolved,
+// and returns the file's name in it. When restricted the folder is opened
+// beneath the workspace held open, so that a folder swapped for a symlink
+// after the check cannot take the read outside.
+func (s *Source) folder(abs string) (*os.Root, string, error) {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if !s.restrict {
+		dir, err := os.OpenRoot(filepath.Dir(real))
+		return dir, filepath.Base(real), err
 	}
 	ws, err := filepath.EvalSymlinks(s.workspace)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	rel, err := filepath.Rel(ws, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, errors.New("it is a link to outside the workspace, which file tools cannot reach")
+		return nil, "", errors.New("it is a link to outside the workspace, which file tools cannot reach")
 	}
 	root, err := os.OpenRoot(ws)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer root.Close()
-	return root.OpenFile(rel, flags, 0) // its errors name rel, not the host path
+	dir, err := root.OpenRoot(filepath.Dir(rel)) // its errors name rel, not the host path
+	return dir, filepath.Base(rel), err
+}
+
+// guard refuses the file fi, opened in dir, when it is one of nanobot's
+// own files or lies in one of its folders.
+func (s *Source) guard(dir *os.Root, fi fs.FileInfo) error {
+	refused := errors.New("it is nanobot's own configuration or database, which file tools cannot reach")
+	g := safety.NewGuard(s.protected)
+	if g.Holds(fi) {
+		return refused
+	}
+	df, err := dir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer df.Close()
+	covered, err := g.Covers(df)
+	if err != nil {
+		return err
+	}
+	if covered {
+		return refused
+	}
+	return nil
 }
 
 // skills scans the workspace's skills and merges the built-in ones. The

@@ -80,6 +80,20 @@ func TestPromptFileLinkToProtected(t *testing.T) {
 	}
 }
 
+// TestPromptFileInProtectedFolder: nor is a prompt file that links into a
+// protected folder (the database backups).
+func TestPromptFileInProtectedFolder(t *testing.T) {
+	ws, backups := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(backups, "nanobot.db.1"), "SQLite format 3")
+	if err := os.Symlink(filepath.Join(backups, "nanobot.db.1"), filepath.Join(ws, "SOUL.md")); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := New(ws, 0, false, WithProtected(backups)).PromptParts(t.Context())
+	if len(parts.Files) != 0 || err == nil || !strings.Contains(err.Error(), "nanobot's own configuration") {
+		t.Errorf("PromptParts() = %+v, %v; want the link refused", parts.Files, err)
+	}
+}
+
 // TestSkillsUnderSwap reads the skills while another process keeps
 // exchanging a skill folder with a symlink to a folder outside the
 // workspace: restricted, the outside SKILL.md is never read.

@@ -52,6 +52,29 @@ type spot struct {
 
 func (s spot) Close() error { return s.root.Close() }
 
+// uncovered refuses the directory dir, held open, when it is or lies in a
+// protected folder (the database backups).
+func (s spot) uncovered(dir *os.Root) error {
+	df, err := dir.Open(".")
+	if err != nil {
+		return fileError(s.name, err)
+	}
+	defer df.Close()
+	return s.uncoveredFile(df)
+}
+
+// uncoveredFile is uncovered for a directory opened as a file.
+func (s spot) uncoveredFile(df *os.File) error {
+	covered, err := s.guard.Covers(df)
+	switch {
+	case err != nil:
+		return fileError(s.name, err)
+	case covered:
+		return fmt.Errorf("%s: %w", s.name, errProtected)
+	}
+	return nil
+}
+
 // locate resolves path as resolve does and opens the directory the
 // operation stays beneath.
 func (f Files) locate(path string) (spot, error) {

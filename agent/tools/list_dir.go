@@ -95,6 +95,10 @@ func readDir(sp spot) (*os.File, []fs.DirEntry, error) {
 	if err != nil {
 		return nil, nil, fileError(sp.name, err)
 	}
+	if err := sp.uncoveredFile(dir); err != nil {
+		_ = dir.Close()
+		return nil, nil, err
+	}
 	entries, err := dir.ReadDir(-1)
 	if err != nil {
 		_ = dir.Close()

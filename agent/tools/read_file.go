@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -100,7 +101,8 @@ func readText(sp spot, limit int64) ([]byte, int64, error) {
 
 // openRegular opens the regular file at sp for reading. It refuses
 // anything else (a directory, a FIFO, a device, a socket) and the
-// protected files, judged on the descriptor it opened. A FIFO is opened
+// protected files, judged on the descriptors it opened: the file's, and
+// its folder's, held open while the file is opened in it. A FIFO is opened
 // without waiting for a writer, so that it is refused instead of hanging.
 func openRegular(sp spot) (*os.File, fs.FileInfo, error) {
 	// A look first, so that a device is not even opened in the usual case.
@@ -109,7 +111,13 @@ func openRegular(sp spot) (*os.File, fs.FileInfo, error) {
 			return nil, nil, err
 		}
 	}
-	fh, err := sp.root.OpenFile(sp.rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	dirName, base := filepath.Split(sp.rel)
+	dir, err := sp.root.OpenRoot(filepath.Clean(dirName))
+	if err != nil {
+		return nil, nil, fileError(sp.name, err)
+	}
+	defer dir.Close()
+	fh, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, fileError(sp.name, err)
 	}
@@ -121,6 +129,9 @@ func openRegular(sp spot) (*os.File, fs.FileInfo, error) {
 	}
 	if err == nil && sp.guard.Holds(fi) {
 		err = fmt.Errorf("%s: %w", sp.name, errProtected)
+	}
+	if err == nil {
+		err = sp.uncovered(dir)
 	}
 	if err != nil {
 		_ = fh.Close()

@@ -77,8 +77,8 @@ func (t WriteFile) Run(_ context.Context, args json.RawMessage) (string, error) 
 func writeAtomic(sp spot, data []byte) (created bool, err error) {
 	dirName, base := filepath.Split(sp.rel)
 	if dirName = filepath.Clean(dirName); dirName != "." {
-		if err := sp.root.MkdirAll(dirName, 0o755); err != nil {
-			return false, fmt.Errorf("create the directories of %s: %w", sp.name, fileError(filepath.Dir(sp.name), err))
+		if err := mkdirAll(sp, dirName); err != nil {
+			return false, err
 		}
 	}
 	dir, err := sp.root.OpenRoot(dirName)
@@ -86,12 +86,8 @@ func writeAtomic(sp spot, data []byte) (created bool, err error) {
 		return false, fileError(sp.name, err)
 	}
 	defer dir.Close()
-	dirInfo, err := dir.Stat(".")
-	if err != nil {
-		return false, fileError(sp.name, err)
-	}
-	if sp.guard.Names(dirInfo, base) {
-		return false, fmt.Errorf("%s: %w", sp.name, errProtected)
+	if err := checkDir(sp, dir, base); err != nil {
+		return false, err
 	}
 	mode := fs.FileMode(0o644)
 	switch fi, err := dir.Lstat(base); {
@@ -136,6 +132,51 @@ func writeAtomic(sp spot, data []byte) (created bool, err error) {
 		return false, fileError(sp.name, err)
 	}
 	return created, nil
+}
+
+// mkdirAll creates the missing directories of dir below sp's root, unless
+// the deepest one that exists is in a protected folder.
+func mkdirAll(sp spot, dir string) error {
+	existing := dir
+	for existing != "." {
+		if fi, err := sp.root.Stat(existing); err == nil && fi.IsDir() {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	if existing == dir {
+		return nil
+	}
+	base, err := sp.root.OpenRoot(existing)
+	if err != nil {
+		return fmt.Errorf("create the directories of %s: %w", sp.name, fileError(filepath.Dir(sp.name), err))
+	}
+	defer base.Close()
+	if err := sp.uncovered(base); err != nil {
+		return err
+	}
+	if err := sp.root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create the directories of %s: %w", sp.name, fileError(filepath.Dir(sp.name), err))
+	}
+	return nil
+}
+
+// checkDir refuses to create or replace base in dir, held open, when it
+// is where a protected file lives or dir is in a protected folder.
+func checkDir(sp spot, dir *os.Root, base string) error {
+	df, err := dir.Open(".")
+	if err != nil {
+		return fileError(sp.name, err)
+	}
+	defer df.Close()
+	fi, err := df.Stat()
+	if err != nil {
+		return fileError(sp.name, err)
+	}
+	if sp.guard.Names(fi, base) {
+		return fmt.Errorf("%s: %w", sp.name, errProtected)
+	}
+	return sp.uncoveredFile(df)
 }
 
 // createTemp creates a new temporary file for base in dir, never following
