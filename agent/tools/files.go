@@ -18,8 +18,11 @@ type Files struct {
 	Workspace string
 	// Restrict confines every path to the workspace, symlinks included.
 	Restrict bool
-	// Protected are absolute paths (nanobot's config, database) that no file
-	// tool may read or write, even inside the workspace or unrestricted.
+	// Protected are absolute paths (nanobot's config, database, backup
+	// folder) that no file tool may read or write, even inside the
+	// workspace or unrestricted; a folder protects what lies beneath it.
+	// They are recognised by identity on what an operation opened, so
+	// links and swapped folders do not lead around them.
 	Protected []string
 	// Builtin holds read-only files that read_file serves for paths
 	// starting with BuiltinPrefix (the skills built into nanobot).
@@ -50,6 +53,7 @@ type spot struct {
 	guard safety.Guard
 }
 
+// Close releases the held directory.
 func (s spot) Close() error { return s.root.Close() }
 
 // uncovered refuses the directory dir, held open, when it is or lies in a
