@@ -48,7 +48,9 @@ func (c Config) withDefaults() Config {
 		c.HistoryLimit = 200
 	}
 	if c.ToolStopGrace <= 0 {
-		c.ToolStopGrace = 2 * time.Second
+		// Longer than the 2s a killed command gets to close its output, so
+		// that exec still reports what it was stopped with.
+		c.ToolStopGrace = 5 * time.Second
 	}
 	return c
 }
