@@ -97,7 +97,7 @@ func (f Files) locate(path string) (spot, error) {
 	}
 	root, err := os.OpenRoot(base)
 	if err != nil {
-		return spot{}, fmt.Errorf("open the workspace: %w", fileError(".", err))
+		return spot{}, fmt.Errorf("the workspace %s: %w", f.Workspace, fileError("it", err))
 	}
 	return spot{root: root, rel: rel, name: path, guard: safety.NewGuard(f.Protected)}, nil
 }

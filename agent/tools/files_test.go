@@ -284,3 +284,11 @@ func TestProtectedFolder(t *testing.T) {
 		t.Errorf("the protected folder changed: %v", entries)
 	}
 }
+
+func TestMissingWorkspace(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "gone")
+	_, err := call(t, WriteFile{Files{Workspace: ws, Restrict: true}}, map[string]string{"path": "a.txt", "content": "x"})
+	if want := "the workspace " + ws + ": it does not exist"; err == nil || err.Error() != want {
+		t.Errorf("write_file in a missing workspace: %v, want %q", err, want)
+	}
+}
