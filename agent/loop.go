@@ -25,6 +25,10 @@ type Config struct {
 	ContextTokens    int // the budget of one request
 	ReserveTokens    int // kept free for the model's answer
 	HistoryLimit     int // messages read from the session per turn
+	// ToolStopGrace is how long the loop still waits for a running tool
+	// once the turn's deadline has passed or the turn was stopped; a tool
+	// that has not returned by then is left behind.
+	ToolStopGrace time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -42,6 +46,11 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HistoryLimit <= 0 {
 		c.HistoryLimit = 200
+	}
+	if c.ToolStopGrace <= 0 {
+		// Longer than the 2s a killed command gets to close its output, so
+		// that exec still reports what it was stopped with.
+		c.ToolStopGrace = 5 * time.Second
 	}
 	return c
 }
@@ -510,11 +519,63 @@ func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out
 	if !json.Valid(args) {
 		return "Error: the arguments are not valid JSON; send a JSON object that matches the tool's schema", event
 	}
-	text, err := tool.Run(WithEvent(WithTurn(ctx, t), ev), args)
-	if err != nil {
-		return Truncate(l.redact("Error: "+err.Error()), s.cfg.MaxToolOutput), event
+	if ctx.Err() != nil {
+		ev.Verdict, ev.Reason = "unknown", "not run: the turn had ended"
+		return "Error: not run: the turn was stopped or ran out of time before this call started.", event
 	}
-	return Truncate(l.redact(text), s.cfg.MaxToolOutput), event
+	r, ok := l.callTool(ctx, s, t, tool, *ev, args)
+	if !ok {
+		ev.Verdict, ev.Reason = "unknown", "left running: the turn ended before it returned"
+		return "Error: the turn was stopped or ran out of time while this call was running, and it did not return; it may or may not have done its work, and its output is lost. Check before running it again.", event
+	}
+	*ev = r.ev
+	if r.panicked != nil {
+		panic(r.panicked) // reported by the recover above, as one on this goroutine
+	}
+	if r.err != nil {
+		return Truncate(l.redact("Error: "+r.err.Error()), s.cfg.MaxToolOutput), event
+	}
+	return Truncate(l.redact(r.text), s.cfg.MaxToolOutput), event
+}
+
+// toolResult is what one tool call returned, with its own audit event.
+type toolResult struct {
+	text     string
+	err      error
+	panicked any
+	ev       ToolEvent
+}
+
+// callTool runs tool on a goroutine of its own, so that a tool that ignores
+// ctx and blocks cannot hold the turn: once ctx ends the loop waits
+// ToolStopGrace more, then goes on without it and reports ok false. The
+// call works on its own copy of the audit event, handed back only when it
+// returns in time, so a call left behind never writes into the turn.
+func (l *Loop) callTool(ctx context.Context, s setup, t Turn, tool Tool, ev ToolEvent, args json.RawMessage) (toolResult, bool) {
+	done := make(chan toolResult, 1) // never blocks a late return
+	start := time.Now()
+	go func() {
+		r := toolResult{ev: ev}
+		defer func() {
+			r.panicked = recover()
+			done <- r
+		}()
+		r.text, r.err = tool.Run(WithEvent(WithTurn(ctx, t), &r.ev), args)
+	}()
+	select {
+	case r := <-done:
+		return r, true
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(s.cfg.ToolStopGrace)
+	defer grace.Stop()
+	select {
+	case r := <-done:
+		return r, true
+	case <-grace.C:
+		l.logger.Warn("tool left running after the turn ended", "turn_id", t.ID, "tool", ev.Tool, "dur", time.Since(start))
+		return toolResult{}, false
+	}
 }
 
 // loopDetector notices the same call with the same result three times in

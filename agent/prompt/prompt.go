@@ -19,10 +19,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/safety"
 )
 
 // FileNames are the workspace's prompt files, in the order the prompt
@@ -53,9 +55,10 @@ func Builtin() fs.FS {
 // Source gives the loop the workspace's prompt files and skills. It is safe
 // for concurrent use.
 type Source struct {
-	builtin  fs.FS
-	lookPath func(string) (string, error)
-	getenv   func(string) string
+	builtin   fs.FS
+	lookPath  func(string) (string, error)
+	getenv    func(string) string
+	protected []string
 
 	mu        sync.Mutex
 	workspace string
@@ -81,6 +84,12 @@ type Option func(*Source)
 // requirements are checked against.
 func WithEnv(getenv func(string) string, lookPath func(string) (string, error)) Option {
 	return func(s *Source) { s.getenv, s.lookPath = getenv, lookPath }
+}
+
+// WithProtected names files (nanobot's configuration and database) that
+// are never read into the prompt, whatever link leads to them.
+func WithProtected(paths ...string) Option {
+	return func(s *Source) { s.protected = append([]string(nil), paths...) }
 }
 
 // WithBuiltin replaces the built-in skills.
@@ -174,22 +183,16 @@ func (s *Source) promptFile(name string) (agent.PromptFile, bool, error) {
 }
 
 // read returns at most limit bytes of the regular file at abs and its
-// size, refusing one that a symlink takes outside a restricted workspace.
+// size. It refuses anything but a regular file without waiting on it (a
+// FIFO is opened non-blocking), nanobot's own files and folders, judged on
+// the opened descriptors, and when restricted a file outside the workspace.
 func (s *Source) read(abs string, limit int64) ([]byte, int64, error) {
-	if s.restrict {
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			return nil, 0, err
-		}
-		ws, err := filepath.EvalSymlinks(s.workspace)
-		if err != nil {
-			return nil, 0, err
-		}
-		if rel, err := filepath.Rel(ws, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, 0, errors.New("it is a link to outside the workspace, which file tools cannot reach")
-		}
+	dir, base, err := s.folder(abs)
+	if err != nil {
+		return nil, 0, err
 	}
-	fh, err := os.Open(abs)
+	defer dir.Close()
+	fh, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -201,8 +204,64 @@ func (s *Source) read(abs string, limit int64) ([]byte, int64, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
+	if err := s.guard(dir, fi); err != nil {
+		return nil, 0, err
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, limit))
 	return data, fi.Size(), err
+}
+
+// folder opens the folder the file at abs is in, with symlinks resolved,
+// and returns the file's name in it. When restricted the folder is opened
+// beneath the workspace held open, so that a folder swapped for a symlink
+// after the check cannot take the read outside.
+func (s *Source) folder(abs string) (*os.Root, string, error) {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, "", err
+	}
+	if !s.restrict {
+		dir, err := os.OpenRoot(filepath.Dir(real))
+		return dir, filepath.Base(real), err
+	}
+	ws, err := filepath.EvalSymlinks(s.workspace)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := filepath.Rel(ws, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, "", errors.New("it is a link to outside the workspace, which file tools cannot reach")
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Close()
+	dir, err := root.OpenRoot(filepath.Dir(rel)) // its errors name rel, not the host path
+	return dir, filepath.Base(rel), err
+}
+
+// guard refuses the file fi, opened in dir, when it is one of nanobot's
+// own files or lies in one of its folders.
+func (s *Source) guard(dir *os.Root, fi fs.FileInfo) error {
+	refused := errors.New("it is nanobot's own configuration or database, which file tools cannot reach")
+	g := safety.NewGuard(s.protected)
+	if g.Holds(fi) {
+		return refused
+	}
+	df, err := dir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer df.Close()
+	covered, err := g.Covers(df)
+	if err != nil {
+		return err
+	}
+	if covered {
+		return refused
+	}
+	return nil
 }
 
 // skills scans the workspace's skills and merges the built-in ones. The

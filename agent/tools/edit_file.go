@@ -56,11 +56,12 @@ func (t EditFile) Run(_ context.Context, args json.RawMessage) (string, error) {
 	case p.OldText == *p.NewText:
 		return "", errors.New("old_text and new_text are the same; nothing to change")
 	}
-	abs, err := t.resolve(p.Path)
+	sp, err := t.locate(p.Path)
 	if err != nil {
 		return "", err
 	}
-	data, size, err := readText(abs, p.Path, maxEditBytes+1)
+	defer sp.Close()
+	data, size, err := readText(sp, maxEditBytes+1)
 	if err != nil {
 		return "", err
 	}
@@ -84,7 +85,7 @@ func (t EditFile) Run(_ context.Context, args json.RawMessage) (string, error) {
 		return "", fmt.Errorf("old_text occurs %d times in %s (at lines %s); include more surrounding lines so that it matches exactly once",
 			n, p.Path, matchLines(content, oldText, 10))
 	}
-	if _, err := writeAtomic(abs, p.Path, []byte(strings.Replace(content, oldText, newText, 1))); err != nil {
+	if _, err := writeAtomic(sp, []byte(strings.Replace(content, oldText, newText, 1))); err != nil {
 		return "", err
 	}
 	line := strings.Count(content[:strings.Index(content, oldText)], "\n") + 1

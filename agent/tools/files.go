@@ -18,8 +18,11 @@ type Files struct {
 	Workspace string
 	// Restrict confines every path to the workspace, symlinks included.
 	Restrict bool
-	// Protected are absolute paths (nanobot's config, database) that no file
-	// tool may read or write, even inside the workspace or unrestricted.
+	// Protected are absolute paths (nanobot's config, database, backup
+	// folder) that no file tool may read or write, even inside the
+	// workspace or unrestricted; a folder protects what lies beneath it.
+	// They are recognised by identity on what an operation opened, so
+	// links and swapped folders do not lead around them.
 	Protected []string
 	// Builtin holds read-only files that read_file serves for paths
 	// starting with BuiltinPrefix (the skills built into nanobot).
@@ -37,9 +40,72 @@ func NewFileTools(f Files) []agent.Tool {
 // errProtected is returned for nanobot's own files.
 var errProtected = errors.New("this file belongs to nanobot itself (configuration or database) and is not accessible to tools")
 
+// spot is a path the model named, ready for one operation: the directory
+// the tools may reach, held open, and the resolved path beneath it. Every
+// open, stat, create and rename goes through root, which walks the path
+// from the held directory one component at a time and refuses a step out
+// of it, so a folder swapped for a symlink between the check and the use
+// cannot take the operation elsewhere.
+type spot struct {
+	root  *os.Root // the workspace when restricted, / otherwise
+	rel   string   // the resolved path below root
+	name  string   // the path as the model wrote it, for messages
+	guard safety.Guard
+}
+
+// Close releases the held directory.
+func (s spot) Close() error { return s.root.Close() }
+
+// uncovered refuses the directory dir, held open, when it is or lies in a
+// protected folder (the database backups).
+func (s spot) uncovered(dir *os.Root) error {
+	df, err := dir.Open(".")
+	if err != nil {
+		return fileError(s.name, err)
+	}
+	defer df.Close()
+	return s.uncoveredFile(df)
+}
+
+// uncoveredFile is uncovered for a directory opened as a file.
+func (s spot) uncoveredFile(df *os.File) error {
+	covered, err := s.guard.Covers(df)
+	switch {
+	case err != nil:
+		return fileError(s.name, err)
+	case covered:
+		return fmt.Errorf("%s: %w", s.name, errProtected)
+	}
+	return nil
+}
+
+// locate resolves path as resolve does and opens the directory the
+// operation stays beneath.
+func (f Files) locate(path string) (spot, error) {
+	abs, err := f.resolve(path)
+	if err != nil {
+		return spot{}, err
+	}
+	base := "/"
+	if f.Restrict {
+		// resolve answers beneath the workspace with its symlinks resolved.
+		base = realPath(f.Workspace)
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil || !within(base, abs) {
+		return spot{}, fmt.Errorf("%s is outside the workspace", path)
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return spot{}, fmt.Errorf("the workspace %s: %w", f.Workspace, fileError("it", err))
+	}
+	return spot{root: root, rel: rel, name: path, guard: safety.NewGuard(f.Protected)}, nil
+}
+
 // resolve turns the path the model gave into the absolute path to operate
 // on, with symlinks resolved, refusing what lies outside the workspace (when
-// restricted) and nanobot's own files.
+// restricted) and nanobot's own files. It only checks names: the operation
+// itself runs beneath the directory locate opens and checks what it opened.
 func (f Files) resolve(path string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", errors.New(`"path" is required`)

@@ -251,3 +251,44 @@ func symlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// TestProtectedFolder: nothing in a protected folder (the database
+// backups) is read, listed or written, whichever path leads there.
+func TestProtectedFolder(t *testing.T) {
+	root := t.TempDir()
+	ws, backups := filepath.Join(root, "ws"), filepath.Join(root, "backups")
+	mkdir(t, ws, filepath.Join(backups, "old"))
+	writeFile(t, filepath.Join(backups, "nanobot.db.1"), "SQLite backup")
+	symlink(t, backups, filepath.Join(ws, "bk"))
+	f := Files{Workspace: ws, Protected: []string{backups}}
+	for _, path := range []string{filepath.Join(backups, "nanobot.db.1"), "bk/nanobot.db.1", "bk/old/../nanobot.db.1"} {
+		if got, err := call(t, ReadFile{f}, map[string]string{"path": path}); err == nil {
+			t.Errorf("read_file(%s) = %q, want a refusal", path, got)
+		}
+	}
+	for _, path := range []string{backups, "bk", "bk/old"} {
+		if got, err := call(t, ListDir{f}, map[string]string{"path": path}); err == nil {
+			t.Errorf("list_dir(%s) = %q, want a refusal", path, got)
+		}
+	}
+	for _, path := range []string{"bk/new.txt", "bk/old/new.txt", "bk/nanobot.db.1", filepath.Join(backups, "more", "new.txt")} {
+		if got, err := call(t, WriteFile{f}, map[string]string{"path": path, "content": "x"}); err == nil {
+			t.Errorf("write_file(%s) = %q, want a refusal", path, got)
+		}
+	}
+	entries, err := os.ReadDir(backups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || readString(t, filepath.Join(backups, "nanobot.db.1")) != "SQLite backup" {
+		t.Errorf("the protected folder changed: %v", entries)
+	}
+}
+
+func TestMissingWorkspace(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "gone")
+	_, err := call(t, WriteFile{Files{Workspace: ws, Restrict: true}}, map[string]string{"path": "a.txt", "content": "x"})
+	if want := "the workspace " + ws + ": it does not exist"; err == nil || err.Error() != want {
+		t.Errorf("write_file in a missing workspace: %v, want %q", err, want)
+	}
+}

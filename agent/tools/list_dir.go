@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"golang.org/x/sys/unix"
 )
 
 // maxListEntries is how many entries list_dir shows.
@@ -50,21 +51,16 @@ func (t ListDir) Run(_ context.Context, args json.RawMessage) (string, error) {
 	if strings.TrimSpace(p.Path) == "" {
 		p.Path = "."
 	}
-	abs, err := t.resolve(p.Path)
+	sp, err := t.locate(p.Path)
 	if err != nil {
 		return "", err
 	}
-	fi, err := os.Stat(abs)
+	defer sp.Close()
+	dir, entries, err := readDir(sp)
 	if err != nil {
-		return "", fileError(p.Path, err)
+		return "", err
 	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is a file (%d bytes), not a directory; use read_file to read it", p.Path, fi.Size())
-	}
-	entries, err := os.ReadDir(abs)
-	if err != nil {
-		return "", fileError(p.Path, err)
-	}
+	defer dir.Close()
 	if len(entries) == 0 {
 		return fmt.Sprintf("%s is empty", p.Path), nil
 	}
@@ -76,24 +72,53 @@ func (t ListDir) Run(_ context.Context, args json.RawMessage) (string, error) {
 			fmt.Fprintf(&sb, "… [%d more entries not shown]\n", len(entries)-i)
 			break
 		}
-		sb.WriteString(describeEntry(abs, e))
+		sb.WriteString(describeEntry(dir, e))
 		sb.WriteByte('\n')
 	}
 	return strings.TrimSuffix(sb.String(), "\n"), nil
 }
 
-// describeEntry renders one line of a listing.
-func describeEntry(dir string, e fs.DirEntry) string {
+// readDir opens the directory at sp and reads its entries; the entries'
+// details are then read from the directory held open.
+func readDir(sp spot) (*os.File, []fs.DirEntry, error) {
+	fi, err := sp.root.Stat(sp.rel)
+	if err != nil {
+		return nil, nil, fileError(sp.name, err)
+	}
+	switch {
+	case fi.Mode().IsRegular():
+		return nil, nil, fmt.Errorf("%s is a file (%d bytes), not a directory; use read_file to read it", sp.name, fi.Size())
+	case !fi.IsDir():
+		return nil, nil, fmt.Errorf("%s is not a directory (%s)", sp.name, fi.Mode().Type())
+	}
+	dir, err := sp.root.OpenFile(sp.rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fileError(sp.name, err)
+	}
+	if err := sp.uncoveredFile(dir); err != nil {
+		_ = dir.Close()
+		return nil, nil, err
+	}
+	entries, err := dir.ReadDir(-1)
+	if err != nil {
+		_ = dir.Close()
+		return nil, nil, fileError(sp.name, err)
+	}
+	return dir, entries, nil
+}
+
+// describeEntry renders one line of a listing of dir.
+func describeEntry(dir *os.File, e fs.DirEntry) string {
 	name := e.Name()
 	switch t := e.Type(); {
 	case t.IsDir():
 		return name + "/"
 	case t&fs.ModeSymlink != 0:
-		target, err := os.Readlink(filepath.Join(dir, name))
+		target, err := readlinkAt(dir, name)
 		if err != nil {
 			return name + " -> ? (symlink)"
 		}
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.IsDir() {
+		if isDirAt(dir, name) {
 			return fmt.Sprintf("%s/ -> %s (symlink)", name, target)
 		}
 		return fmt.Sprintf("%s -> %s (symlink)", name, target)
@@ -106,6 +131,39 @@ func describeEntry(dir string, e fs.DirEntry) string {
 	default:
 		return fmt.Sprintf("%s  (%s)", name, t.String())
 	}
+}
+
+// readlinkAt reads the symlink name in the open directory dir.
+func readlinkAt(dir *os.File, name string) (string, error) {
+	conn, err := dir.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, 4096)
+	var n int
+	var opErr error
+	if err := conn.Control(func(fd uintptr) { n, opErr = unix.Readlinkat(int(fd), name, buf) }); err != nil {
+		return "", err
+	}
+	if opErr != nil {
+		return "", opErr
+	}
+	return string(buf[:n]), nil
+}
+
+// isDirAt reports whether name in the open directory dir leads to a
+// directory, following a symlink.
+func isDirAt(dir *os.File, name string) bool {
+	conn, err := dir.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var st unix.Stat_t
+	var opErr error
+	if err := conn.Control(func(fd uintptr) { opErr = unix.Fstatat(int(fd), name, &st, 0) }); err != nil {
+		return false
+	}
+	return opErr == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // humanSize renders a byte count the way a person reads it.

@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/nanobot-go/nanobot/agent"
@@ -57,11 +59,12 @@ func (t ReadFile) Run(_ context.Context, args json.RawMessage) (string, error) {
 		}
 		return string(data), nil
 	}
-	abs, err := t.resolve(p.Path)
+	sp, err := t.locate(p.Path)
 	if err != nil {
 		return "", err
 	}
-	data, size, err := readText(abs, p.Path, maxReadBytes)
+	defer sp.Close()
+	data, size, err := readText(sp, maxReadBytes)
 	if err != nil {
 		return "", err
 	}
@@ -74,36 +77,78 @@ func (t ReadFile) Run(_ context.Context, args json.RawMessage) (string, error) {
 	return string(data), nil
 }
 
-// readText reads at most limit bytes of the text file at abs (named as the
-// model named it), cut at a character boundary, and returns its full size.
-func readText(abs, name string, limit int64) ([]byte, int64, error) {
-	fh, err := os.Open(abs)
+// readText reads at most limit bytes of the text file at sp, cut at a
+// character boundary, and returns its full size.
+func readText(sp spot, limit int64) ([]byte, int64, error) {
+	fh, fi, err := openRegular(sp)
 	if err != nil {
-		return nil, 0, fileError(name, err)
+		return nil, 0, err
 	}
 	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, 0, fileError(name, err)
-	}
-	if fi.IsDir() {
-		return nil, 0, fmt.Errorf("%s is a directory; use list_dir to see what it holds", name)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
-	}
 	data, err := io.ReadAll(io.LimitReader(fh, limit))
 	if err != nil {
-		return nil, 0, fileError(name, err)
+		return nil, 0, fileError(sp.name, err)
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return nil, 0, fmt.Errorf("%s looks like a binary file (%d bytes); only text files can be read", name, fi.Size())
+		return nil, 0, fmt.Errorf("%s looks like a binary file (%d bytes); only text files can be read", sp.name, fi.Size())
 	}
 	size := max(fi.Size(), int64(len(data)))
 	if size > int64(len(data)) {
 		data = trimPartialRune(data)
 	}
 	return data, size, nil
+}
+
+// openRegular opens the regular file at sp for reading. It refuses
+// anything else (a directory, a FIFO, a device, a socket) and the
+// protected files, judged on the descriptors it opened: the file's, and
+// its folder's, held open while the file is opened in it. A FIFO is opened
+// without waiting for a writer, so that it is refused instead of hanging.
+func openRegular(sp spot) (*os.File, fs.FileInfo, error) {
+	// A look first, so that a device is not even opened in the usual case.
+	if fi, err := sp.root.Stat(sp.rel); err == nil {
+		if err := regular(sp.name, fi); err != nil {
+			return nil, nil, err
+		}
+	}
+	dirName, base := filepath.Split(sp.rel)
+	dir, err := sp.root.OpenRoot(filepath.Clean(dirName))
+	if err != nil {
+		return nil, nil, fileError(sp.name, err)
+	}
+	defer dir.Close()
+	fh, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, fileError(sp.name, err)
+	}
+	fi, err := fh.Stat()
+	if err != nil {
+		err = fileError(sp.name, err)
+	} else {
+		err = regular(sp.name, fi)
+	}
+	if err == nil && sp.guard.Holds(fi) {
+		err = fmt.Errorf("%s: %w", sp.name, errProtected)
+	}
+	if err == nil {
+		err = sp.uncovered(dir)
+	}
+	if err != nil {
+		_ = fh.Close()
+		return nil, nil, err
+	}
+	return fh, fi, nil
+}
+
+// regular refuses what read_file cannot read.
+func regular(name string, fi fs.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory; use list_dir to see what it holds", name)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
+	return nil
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence at the end of b.

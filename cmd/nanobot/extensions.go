@@ -21,7 +21,8 @@ import (
 
 // newPromptSource reads the prompt files and skills of cfg's workspace.
 func newPromptSource(cfg *config.Config) *prompt.Source {
-	return prompt.New(cfg.Agent.Workspace, cfg.Agent.PromptFileMaxChars, cfg.Tools.RestrictToWorkspace)
+	return prompt.New(cfg.Agent.Workspace, cfg.Agent.PromptFileMaxChars, cfg.Tools.RestrictToWorkspace,
+		prompt.WithProtected(protectedPaths(cfg)...))
 }
 
 // webSearch is the web_search tool over the configured backend. The
