@@ -136,6 +136,10 @@ type Exec struct {
 	SandboxPaths    SandboxPaths      `yaml:"sandbox_paths"`
 	Limits          Limits            `yaml:"limits"`
 	Network         string            `yaml:"network"` // NetworkAny, NetworkWeb or NetworkNone
+	// Env names the variables of the daemon's environment commands get besides PATH, HOME, the
+	// locale and the few others safety.BaseEnv lists; "NAME=value" sets one to a fixed value.
+	// A variable holding a configured secret is never passed.
+	Env []string `yaml:"env"`
 }
 
 // Values of Exec.Sandbox.
@@ -335,6 +339,7 @@ func Default() *Config {
 				SandboxPaths:    SandboxPaths{Read: []string{}, Write: []string{}},
 				Limits:          Limits{Memory: "1GiB", Processes: 256, FileSize: "1GiB"},
 				Network:         NetworkAny,
+				Env:             []string{},
 			},
 			Web:        Web{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 1000000, Search: WebSearch{Timeout: 15 * time.Second}},
 			MCPServers: map[string]MCPServer{},

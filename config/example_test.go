@@ -113,6 +113,7 @@ func ExampleConfig_Redacted() {
 	//       file_size: 1GiB
 	//       cpu_time: 0s
 	//     network: any
+	//     env: []
 	//   web:
 	//     enabled: true
 	//     allow_private: false

@@ -247,6 +247,7 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 			Approval:        cfg.Tools.Exec.Approval,
 			ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 			Secrets:         cfg.Secrets(),
+			PassEnv:         cfg.Tools.Exec.Env,
 			Redactor:        safety.NewRedactor(cfg.Secrets()...),
 			Confinement:     confinement(box.Status()),
 		}
