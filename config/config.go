@@ -125,7 +125,8 @@ type Exec struct {
 	Timeout   time.Duration `yaml:"timeout"`
 	MaxOutput int           `yaml:"max_output"` // characters kept (head and tail)
 	// Deny and Allow hold rules matched against each parsed simple command:
-	// an argv prefix ("git push") or a regular expression after "re:".
+	// an argv prefix ("git push") or a regular expression after "re:"; how they
+	// read a command is safety.PolicyConfig's to say.
 	Deny            []string          `yaml:"deny"`
 	Allow           []string          `yaml:"allow"`
 	Approval        string            `yaml:"approval"` // ApprovalDeny, ApprovalOwner or ApprovalAllow
