@@ -62,6 +62,12 @@ type PolicyConfig struct {
 	// AllowPrivate lets network clients reach private networks and cloud
 	// metadata services, as tools.web.allow_private does for web_fetch.
 	AllowPrivate bool
+	// Resolver, when set, resolves the host names network clients in a
+	// command connect to, so that a name leading to a metadata service or
+	// a private network is judged like its address. Lookups are cached and
+	// bounded (lookupBudget, maxLookups); a name that does not resolve is
+	// judged by its spelling. Without one, names are judged by spelling only.
+	Resolver Resolver
 }
 
 // Policy judges shell commands. It is safe for concurrent use.
@@ -77,6 +83,7 @@ type Policy struct {
 	handlers   map[string]func(*call)
 	homeLists  map[string][]string
 	guard      *URLGuard
+	dns        *dnsCache // nil without a resolver
 	// allowPrivate is PolicyConfig.AllowPrivate.
 	allowPrivate bool
 }
@@ -98,6 +105,9 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		guard:      NewURLGuard(false),
 
 		allowPrivate: cfg.AllowPrivate,
+	}
+	if cfg.Resolver != nil {
+		p.dns = newDNSCache(cfg.Resolver)
 	}
 	if cfg.Home != "" {
 		if !filepath.IsAbs(cfg.Home) {
