@@ -93,9 +93,13 @@ func gitAliasDefinition(args []arg) (value []string, ok bool) {
 		return nil, false
 	}
 	var ops []string
-	for _, a := range args[1:] {
-		if !strings.HasPrefix(a.val, "-") {
-			ops = append(ops, a.val)
+	rest := args[1:]
+	for k := 0; k < len(rest); k++ {
+		switch v := rest[k].val; {
+		case v == "-f" || v == "--file" || v == "--blob" || v == "--type" || v == "--default" || v == "--comment" || v == "--value":
+			k++ // and its value
+		case !strings.HasPrefix(v, "-"):
+			ops = append(ops, v)
 		}
 	}
 	if len(ops) > 0 && ops[0] == "set" {

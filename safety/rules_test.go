@@ -53,6 +53,8 @@ func TestDenyRuleMatchesMeaning(t *testing.T) {
 		"git config alias.p push",
 		"git config --local alias.p 'push origin'",
 		"git config set alias.p push",
+		"git config --file .git/config alias.p push",
+		"git config -f cfg --type string alias.p 'push -q'",
 		"nice git -C . push",
 		"nice -n 5 git -c k=v push",
 		"timeout 30 git --no-pager push",
