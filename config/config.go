@@ -125,7 +125,8 @@ type Exec struct {
 	Timeout   time.Duration `yaml:"timeout"`
 	MaxOutput int           `yaml:"max_output"` // characters kept (head and tail)
 	// Deny and Allow hold rules matched against each parsed simple command:
-	// an argv prefix ("git push") or a regular expression after "re:".
+	// an argv prefix ("git push") or a regular expression after "re:"; how they
+	// read a command is safety.PolicyConfig's to say.
 	Deny            []string          `yaml:"deny"`
 	Allow           []string          `yaml:"allow"`
 	Approval        string            `yaml:"approval"` // ApprovalDeny, ApprovalOwner or ApprovalAllow
@@ -136,6 +137,10 @@ type Exec struct {
 	SandboxPaths    SandboxPaths      `yaml:"sandbox_paths"`
 	Limits          Limits            `yaml:"limits"`
 	Network         string            `yaml:"network"` // NetworkAny, NetworkWeb or NetworkNone
+	// Env names the variables of the daemon's environment commands get besides PATH, HOME, the
+	// locale and the few others safety.BaseEnv lists; "NAME=value" sets one to a fixed value.
+	// A variable holding a configured secret is never passed.
+	Env []string `yaml:"env"`
 }
 
 // Values of Exec.Sandbox.
@@ -336,6 +341,7 @@ func Default() *Config {
 				SandboxPaths:    SandboxPaths{Read: []string{}, Write: []string{}},
 				Limits:          Limits{Memory: "1GiB", Processes: 256, FileSize: "1GiB", DiskWritten: "2GiB"},
 				Network:         NetworkAny,
+				Env:             []string{},
 			},
 			Web:        Web{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 1000000, Search: WebSearch{Timeout: 15 * time.Second}},
 			MCPServers: map[string]MCPServer{},

@@ -118,6 +118,28 @@ func TestLoadErrors(t *testing.T) {
 			want: "config.yaml:3: invalid YAML: did not find expected node content",
 		},
 		{
+			name: "exec env: not a variable name",
+			yaml: "tools:\n  exec:\n    env:\n      - GOPATH\n      - \"BAD NAME\"\n",
+			want: `config.yaml:5: tools.exec.env[1]: must be a variable name (letters, digits, _) or NAME=value, not "BAD NAME"`,
+		},
+		{
+			name: "exec env: listed twice",
+			yaml: "tools:\n  exec:\n    env: [GOPATH, GOPATH=/go]\n",
+			want: `config.yaml:3: tools.exec.env[1]: GOPATH is listed twice`,
+		},
+		{
+			name: "exec env: the variable of a configured secret",
+			yaml: "provider:\n  api_key: ${MY_LLM_KEY}\ntools:\n  exec:\n    env:\n      - GOPATH\n      - MY_LLM_KEY\n",
+			env:  map[string]string{"MY_LLM_KEY": "sk-from-env-123"},
+			want: `config.yaml:7: tools.exec.env[1]: MY_LLM_KEY holds provider.api_key, a secret, which never reaches commands: remove it from the list`,
+		},
+		{
+			name: "exec env: a fixed value holding a configured secret",
+			yaml: "channels:\n  telegram:\n    token: ${TG}\ntools:\n  exec:\n    env: [\"COPY=${TG}\"]\n",
+			env:  map[string]string{"TG": "123:tg-token-abc"},
+			want: `config.yaml:6: tools.exec.env[0]: the value of COPY holds a configured secret, which never reaches commands`,
+		},
+		{
 			name: "sandbox mode",
 			yaml: "tools:\n  exec:\n    sandbox: strict\n",
 			want: `config.yaml:3: tools.exec.sandbox: must be one of auto, landlock, off, not "strict"`,
@@ -753,5 +775,15 @@ func TestSizeBytes(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("Size(%q).Bytes() = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+func TestExecEnvLoads(t *testing.T) {
+	c, err := Parse("config.yaml", []byte("provider:\n  api_key: ${K}\ntools:\n  exec:\n    env: [GOPATH, PAGER=cat, \"GOFLAGS=-mod=mod\"]\n"), env(map[string]string{"K": "sk-abcdef"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"GOPATH", "PAGER=cat", "GOFLAGS=-mod=mod"}; !slices.Equal(c.Tools.Exec.Env, want) {
+		t.Errorf("tools.exec.env = %q, want %q", c.Tools.Exec.Env, want)
 	}
 }

@@ -114,6 +114,7 @@ func ExampleConfig_Redacted() {
 	//       cpu_time: 0s
 	//       disk_written: 2GiB
 	//     network: any
+	//     env: []
 	//   web:
 	//     enabled: true
 	//     allow_private: false

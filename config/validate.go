@@ -269,6 +269,7 @@ func validListen(v string) bool {
 var (
 	categoryName = lazyre.New(`^[a-z][a-z0-9_]*$`)
 	secretToken  = lazyre.New(`^[A-Za-z0-9_-]{1,256}$`)
+	envName      = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 func (c *Config) problems() []*Error {
@@ -411,6 +412,7 @@ func (c *Config) checkTools(k *checker) {
 	if e.Limits.CPUTime < 0 {
 		k.fail("tools.exec.limits.cpu_time", "must not be negative")
 	}
+	c.checkExecEnv(k)
 	for _, name := range slices.Sorted(maps.Keys(e.Categories)) {
 		key := "tools.exec.categories." + name
 		if !categoryName.MatchString(name) {
@@ -437,6 +439,80 @@ func (c *Config) checkTools(k *checker) {
 }
 
 var mcpName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+
+// checkExecEnv checks tools.exec.env: variable names, each once, none of them the variable a
+// configured secret was read from (it would never reach a command: its value is a secret).
+func (c *Config) checkExecEnv(k *checker) {
+	seen := map[string]bool{}
+	secretVars := c.secretVars()
+	secrets := c.Secrets()
+	for i, entry := range c.Tools.Exec.Env {
+		key := fmt.Sprintf("tools.exec.env[%d]", i)
+		name, value, fixed := strings.Cut(entry, "=")
+		switch {
+		case !envName.MatchString(name):
+			k.fail(key, "must be a variable name (letters, digits, _) or NAME=value, not %s", c.quote(key, name))
+		case seen[name]:
+			k.fail(key, "%s is listed twice", name)
+		case !fixed && secretVars[name] != "":
+			k.fail(key, "%s holds %s, a secret, which never reaches commands: remove it from the list", name, secretVars[name])
+		case fixed && slices.ContainsFunc(secrets, func(s string) bool { return len(s) >= 4 && strings.Contains(value, s) }):
+			k.fail(key, "the value of %s holds a configured secret, which never reaches commands", name)
+		}
+		seen[name] = true
+	}
+}
+
+// secretVars maps the environment variables the configured secrets were read from (with ${VAR}) to
+// the key of the secret.
+func (c *Config) secretVars() map[string]string {
+	out := map[string]string{}
+	if c.src == nil {
+		return out
+	}
+	secrets := c.Secrets()
+	for _, key := range slices.Sorted(maps.Keys(c.src.refs)) {
+		if !c.secretKey(key, secrets) {
+			continue
+		}
+		for _, v := range c.src.refs[key] {
+			if out[v] == "" {
+				out[v] = key
+			}
+		}
+	}
+	return out
+}
+
+// secretKey reports whether the value at key is a credential, or a URL with a password in it.
+func (c *Config) secretKey(key string, secrets []string) bool {
+	switch {
+	case key == "provider.api_key", key == "channels.telegram.token", key == "channels.telegram.webhook.secret_token",
+		key == "tools.web.search.api_key",
+		strings.HasPrefix(key, "provider.fallbacks[") && strings.HasSuffix(key, "].api_key"),
+		strings.HasPrefix(key, "tools.mcp_servers.") && (strings.Contains(key, ".headers.") || strings.Contains(key, ".env.")):
+		return true
+	}
+	var raw string
+	switch {
+	case key == "provider.base_url":
+		raw = c.Provider.BaseURL
+	case key == "channels.telegram.api_url":
+		raw = c.Channels.Telegram.APIURL
+	case key == "channels.telegram.webhook.url":
+		raw = c.Channels.Telegram.Webhook.URL
+	case key == "tools.web.search.url":
+		raw = c.Tools.Web.Search.URL
+	default:
+		return false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return false
+	}
+	p, ok := u.User.Password()
+	return ok && slices.Contains(secrets, p)
+}
 
 func (c *Config) checkMCP(k *checker) {
 	for _, name := range slices.Sorted(maps.Keys(c.Tools.MCPServers)) {

@@ -239,28 +239,43 @@ func argTexts(as []arg) []string {
 }
 
 // applyRules matches the configured deny and allow rules against every
-// layer of the simple command (as written and after each wrapper).
+// layer of the simple command (as written and after each wrapper) and
+// against what the command means (see ruleForms). A deny rule also
+// reads options loosely (rule.matchLoose); an allow rule matches exactly,
+// through the global options that change nothing, and never through sudo
+// and friends.
 func (c *call) applyRules() {
+	if len(c.j.p.deny) == 0 && len(c.j.p.allow) == 0 {
+		return
+	}
 	layers := append(c.layers, layer{argv: argTexts(c.argv)})
+	meaning, plain, defines := c.ruleForms()
 	for _, r := range c.j.p.deny {
-		for _, l := range layers {
-			if r.match(l.argv) {
-				c.j.findings = append(c.j.findings, finding{action: Deny, category: "rule", reason: "matches deny rule " + quote(r.text), owner: c.owner, rule: true})
-				break
-			}
+		if r.matchAny(layers, meaning, defines) {
+			c.j.findings = append(c.j.findings, finding{action: Deny, category: "rule", reason: "matches deny rule " + quote(r.text), owner: c.owner, rule: true})
 		}
 	}
 	for _, r := range c.j.p.allow {
-		for _, l := range layers {
-			if r.match(l.argv) {
-				c.j.allowedOwners = append(c.j.allowedOwners, c.owner)
-				break
-			}
-			if l.privileged {
-				break // an allow rule does not reach through sudo and friends
-			}
+		if r.matchAllow(layers, meaning, plain) {
+			c.j.allowedOwners = append(c.j.allowedOwners, c.owner)
 		}
 	}
+}
+
+// ruleForms returns what the simple command means for the owner's rules,
+// when that differs from how it is written: git without its global options
+// and with -c aliases expanded (plain when those options change nothing),
+// and the command an alias defined by "git config alias.x ..." stands for.
+func (c *call) ruleForms() (meaning []string, plain bool, defines []string) {
+	if c.name != "git" {
+		return nil, false, nil
+	}
+	g := parseGit(c.argv[1:])
+	meaning = append([]string{c.argv[0].text()}, argTexts(g.args)...)
+	if v, ok := gitAliasDefinition(g.args); ok {
+		defines = append([]string{c.argv[0].text()}, v...)
+	}
+	return meaning, g.plain, defines
 }
 
 func quote(s string) string { return `"` + s + `"` }

@@ -536,33 +536,11 @@ func (c *call) helm() {
 // deletions are refused.
 func (c *call) git() {
 	c.noPathScan = true
-	args := c.argv[1:]
-	dir := arg{}
-	for len(args) > 0 && strings.HasPrefix(args[0].val, "-") {
-		v := args[0].val
-		switch {
-		case v == "-C" && len(args) > 1:
-			dir = args[1]
-			args = args[2:]
-			continue
-		case v == "-c" && len(args) > 1:
-			c.gitConfigValue(args[1].val)
-			args = args[2:]
-			continue
-		case strings.HasPrefix(v, "--git-dir") || strings.HasPrefix(v, "--work-tree") || strings.HasPrefix(v, "--namespace") || strings.HasPrefix(v, "--exec-path") || strings.HasPrefix(v, "--config-env"):
-			if !strings.Contains(v, "=") && len(args) > 1 {
-				if strings.HasPrefix(v, "--work-tree") {
-					dir = args[1]
-				}
-				args = args[2:]
-				continue
-			}
-			if strings.HasPrefix(v, "--work-tree=") {
-				dir = arg{val: strings.TrimPrefix(v, "--work-tree=")}
-			}
-		}
-		args = args[1:]
+	g := parseGit(c.argv[1:])
+	for _, kv := range g.configs {
+		c.gitConfigValue(kv.val)
 	}
+	args, dir := g.args, g.dir
 	if len(args) == 0 {
 		return
 	}

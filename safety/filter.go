@@ -46,6 +46,15 @@ type PolicyConfig struct {
 	Protected []string // absolute paths never to be touched: config file, database, binary
 	// Deny and Allow are rules matched against each simple command of a line:
 	// an argv prefix ("git push") or a regular expression ("re:^npm (i|install) -g").
+	// Both are matched as written and after each wrapper (sudo, env, nice,
+	// timeout, xargs; sh -c is judged as a line of its own). A deny rule
+	// also matches what the command means: git after its global options and
+	// -c aliases, "git config alias.x push", and for other programs words
+	// starting with "-" (and their values) skipped before each rule word. An
+	// allow rule overrides the built-in verdict of the simple command it
+	// matches, but not that of an owner's deny rule, not through sudo and
+	// friends, and through git's global options only when they change
+	// nothing (-P, --no-pager, the pathspec flags).
 	Deny, Allow []string
 	// Categories overrides the default action of a category, e.g.
 	// {"package_install": Allow}.
@@ -53,6 +62,12 @@ type PolicyConfig struct {
 	// AllowPrivate lets network clients reach private networks and cloud
 	// metadata services, as tools.web.allow_private does for web_fetch.
 	AllowPrivate bool
+	// Resolver, when set, resolves the host names network clients in a
+	// command connect to, so that a name leading to a metadata service or
+	// a private network is judged like its address. Lookups are cached and
+	// bounded (lookupBudget, maxLookups); a name that does not resolve is
+	// judged by its spelling. Without one, names are judged by spelling only.
+	Resolver Resolver
 }
 
 // Policy judges shell commands. It is safe for concurrent use.
@@ -68,6 +83,7 @@ type Policy struct {
 	handlers   map[string]func(*call)
 	homeLists  map[string][]string
 	guard      *URLGuard
+	dns        *dnsCache // nil without a resolver
 	// allowPrivate is PolicyConfig.AllowPrivate.
 	allowPrivate bool
 }
@@ -89,6 +105,9 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		guard:      NewURLGuard(false),
 
 		allowPrivate: cfg.AllowPrivate,
+	}
+	if cfg.Resolver != nil {
+		p.dns = newDNSCache(cfg.Resolver)
 	}
 	if cfg.Home != "" {
 		if !filepath.IsAbs(cfg.Home) {
@@ -212,6 +231,121 @@ func (r rule) match(argv []string) bool {
 		}
 	}
 	return true
+}
+
+// matchAny reports whether a deny rule matches one of the layers of a
+// simple command or one of the forms it means (nil ones are skipped).
+func (r rule) matchAny(layers []layer, forms ...[]string) bool {
+	for _, l := range layers {
+		if r.match(l.argv) || r.matchLoose(l.argv) {
+			return true
+		}
+	}
+	for _, f := range forms {
+		if f != nil && (r.match(f) || r.matchLoose(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchAllow reports whether an allow rule matches a layer of a simple
+// command, stopping at sudo and friends, or, when no such layer is in the
+// way, the form it means, if its global options change nothing (plain).
+func (r rule) matchAllow(layers []layer, meaning []string, plain bool) bool {
+	for _, l := range layers {
+		if r.match(l.argv) {
+			return true
+		}
+		if l.privileged {
+			return false // an allow rule does not reach through sudo and friends
+		}
+	}
+	return plain && meaning != nil && r.match(meaning)
+}
+
+// maxLooseWords bounds how many words matchLoose reads.
+const maxLooseWords = 64
+
+// matchLoose is match for deny rules, reading argv the way a program with
+// global options might (git, whose options are known, is read exactly by
+// parseGit instead): before each word of the rule any word starting
+// with "-" may be an option, taking the next word as its value or not. So
+// "kubectl delete" matches "kubectl -n prod delete pod x". It errs towards
+// matching, which for a deny rule means refusing more; allow rules never
+// use it. Regular expressions are tried on the command with its leading
+// options removed in each of those ways.
+func (r rule) matchLoose(argv []string) bool {
+	if len(argv) < 2 || filepath.Base(argv[0]) == "git" {
+		return false
+	}
+	argv = argv[:min(len(argv), maxLooseWords)]
+	if r.re != nil {
+		base := filepath.Base(argv[0])
+		for _, j := range optionEnds(argv, 1) {
+			if j == 1 {
+				continue // as written: match has tried it
+			}
+			rest := strings.Join(argv[j:], " ")
+			if r.re.MatchString(strings.TrimSpace(argv[0]+" "+rest)) || r.re.MatchString(strings.TrimSpace(base+" "+rest)) {
+				return true
+			}
+		}
+		return false
+	}
+	if !r.matchWord(0, argv[0]) {
+		return false
+	}
+	seen := map[[2]int]bool{}
+	var from func(i, w int) bool
+	from = func(i, w int) bool {
+		if w == len(r.prefix) {
+			return true
+		}
+		if seen[[2]int{i, w}] {
+			return false
+		}
+		seen[[2]int{i, w}] = true
+		for _, j := range optionEnds(argv, i) {
+			if j < len(argv) && r.matchWord(w, argv[j]) && from(j+1, w+1) {
+				return true
+			}
+		}
+		return false
+	}
+	return from(1, 1)
+}
+
+// matchWord compares word w of a prefix rule with an argument; the first
+// word by its base name, as in match.
+func (r rule) matchWord(w int, a string) bool {
+	if w == 0 && !strings.Contains(r.prefix[0], "/") {
+		a = filepath.Base(a)
+	}
+	return a == r.prefix[w]
+}
+
+// optionEnds returns every position at which the options starting at
+// argv[i] may end: each word starting with "-" is an option, and one
+// without "=" may take the next word as its value.
+func optionEnds(argv []string, i int) []int {
+	reach := make([]bool, len(argv)+1)
+	reach[i] = true
+	var out []int
+	for k := i; k <= len(argv); k++ {
+		if !reach[k] {
+			continue
+		}
+		out = append(out, k)
+		if k == len(argv) || len(argv[k]) < 2 || argv[k][0] != '-' {
+			continue
+		}
+		reach[k+1] = true
+		if !strings.Contains(argv[k], "=") && k+2 <= len(argv) {
+			reach[k+2] = true
+		}
+	}
+	return out
 }
 
 // finding is one reason to refuse or question a command, owned by the simple

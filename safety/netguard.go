@@ -14,6 +14,11 @@ import (
 // private networks are refused unless tools.web.allow_private says
 // otherwise. Loopback stays open, so that a server started in the
 // workspace can be tried out, except for the container engine's API.
+// Host names are also resolved when the policy has a resolver. That judges
+// where a name leads when the command is checked; the command resolves it
+// again when it runs, and a name whose answer changes in between (DNS
+// rebinding) is beyond what a filter can see: only confining the
+// command's network (tools.exec.network, a network namespace) closes that.
 
 // metadataAddrs are the instance metadata services of the clouds: they hand
 // out the machine's credentials to anyone who asks.
@@ -177,18 +182,7 @@ func (p *Policy) classifyHost(host string) netDest {
 		h = m[1] + "." + m[2] + "." + m[3] + "." + m[4]
 	}
 	if a, ok := parseHostAddr(h); ok {
-		for _, m := range metadataAddrs {
-			if a == m {
-				return destMetadata
-			}
-		}
-		if a.IsLoopback() || a.IsUnspecified() {
-			return destLoopback
-		}
-		if p.guard.CheckIP(a) != nil {
-			return destInternal
-		}
-		return destPublic
+		return p.classifyAddr(a)
 	}
 	for _, n := range metadataNames {
 		if h == n {
@@ -206,10 +200,40 @@ func (p *Policy) classifyHost(host string) netDest {
 	return destPublic
 }
 
+// classifyAddr judges an address.
+func (p *Policy) classifyAddr(a netip.Addr) netDest {
+	for _, m := range metadataAddrs {
+		if a == m {
+			return destMetadata
+		}
+	}
+	if a.IsLoopback() || a.IsUnspecified() {
+		return destLoopback
+	}
+	if p.guard.CheckIP(a) != nil {
+		return destInternal
+	}
+	return destPublic
+}
+
 // judgeDest refuses connecting to metadata services and private networks
-// (unless allowed) and to the container engine's API.
+// (unless allowed) and to the container engine's API. A name is judged by
+// its spelling and, when the policy has a resolver, by the addresses it
+// resolves to now, so that a name in /etc/hosts or a DNS record pointing
+// at 169.254.169.254 is refused like the address.
 func (c *call) judgeDest(host, port, what string) {
 	d := c.j.p.classifyHost(host)
+	if d == destPublic && (!c.j.p.allowPrivate || enginePorts[port] || controlPorts[port] != "") {
+		rd, addr, ok, over := c.j.resolveDest(host)
+		switch {
+		case over:
+			c.deny("internal_network", what+" names more hosts than the filter looks up to see where they lead: "+host)
+			return
+		case ok && rd != destPublic:
+			d = rd
+			host += " (resolves to " + addr.String() + ")"
+		}
+	}
 	if c.j.p.allowPrivate && d != destLoopback {
 		return
 	}

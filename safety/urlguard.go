@@ -26,11 +26,25 @@ const maxRedirects = 10
 type URLGuard struct {
 	allowPrivate bool
 	blocked      []netip.Prefix
+	resolver     Resolver
+}
+
+// URLGuardOption configures a URLGuard.
+type URLGuardOption func(*URLGuard)
+
+// WithResolver makes the guard's clients resolve host names with r instead
+// of net.DefaultResolver.
+func WithResolver(r Resolver) URLGuardOption {
+	return func(g *URLGuard) { g.resolver = r }
 }
 
 // NewURLGuard returns a guard; allowPrivate disables the address checks.
-func NewURLGuard(allowPrivate bool) *URLGuard {
-	return &URLGuard{allowPrivate: allowPrivate, blocked: blockedPrefixes()}
+func NewURLGuard(allowPrivate bool, opts ...URLGuardOption) *URLGuard {
+	g := &URLGuard{allowPrivate: allowPrivate, blocked: blockedPrefixes(), resolver: net.DefaultResolver}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
 }
 
 // blockedPrefixes lists the networks refused besides the ones netip
@@ -70,15 +84,52 @@ func (g *URLGuard) CheckIP(ip netip.Addr) error {
 }
 
 // CheckURL refuses URLs that are not http(s) or that name a blocked IP
-// literal. Host names are checked when the connection is made.
+// literal, in any spelling the C library accepts (2130706433, 0x7f000001,
+// 0177.0.0.1, 127.1). Host names are checked when the connection is made.
 func (g *URLGuard) CheckURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("url scheme %q: only http and https are allowed", u.Scheme)
 	}
-	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+	if ip, ok := parseHostAddr(u.Hostname()); ok {
 		return g.CheckIP(ip)
 	}
 	return nil
+}
+
+// dial resolves addr itself and connects only to an address the guard
+// allows, trying them in order; control checks the dialled address again.
+func (g *URLGuard) dial(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return d.DialContext(ctx, network, addr)
+	}
+	family := "ip"
+	switch network {
+	case "tcp4":
+		family = "ip4"
+	case "tcp6":
+		family = "ip6"
+	}
+	ips, err := g.resolver.LookupNetIP(ctx, family, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	err = fmt.Errorf("resolve %s: no addresses", host)
+	for _, ip := range ips {
+		if cerr := g.CheckIP(ip); cerr != nil {
+			err = fmt.Errorf("dial %s: %w", host, cerr)
+			continue
+		}
+		conn, derr := d.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if derr == nil {
+			return conn, nil
+		}
+		err = derr
+	}
+	return nil, err
 }
 
 // control runs after DNS resolution, on the exact address being dialled.
@@ -101,7 +152,7 @@ func (g *URLGuard) HTTPClient(timeout time.Duration) *http.Client {
 	transport := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, addr)
+			return g.dial(ctx, dialer, network, addr)
 		},
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          10,

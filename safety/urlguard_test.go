@@ -118,3 +118,35 @@ func TestURLGuardCheckIP(t *testing.T) {
 		t.Errorf("CheckIP with allowPrivate = %v, want nil", err)
 	}
 }
+
+// CheckURL refuses an internal address in every spelling the C library
+// reads as one, before any name lookup.
+func TestURLGuardCheckURLSpellings(t *testing.T) {
+	g := NewURLGuard(false)
+	for _, raw := range []string{
+		"http://127.0.0.1/", "http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/", "http://127.1/",
+		"http://0x7f.0.0.1/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/", "http://0.0.0.0/", "http://0/",
+		"http://[::]/", "http://[::1]/", "http://169.254.169.254/", "http://2852039166/", "http://0xa9fea9fe/",
+		"http://[fd00:ec2::254]/", "http://10.1/", "http://[fe80::1%25eth0]/",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("url.Parse(%q): %v", raw, err)
+		}
+		if err := g.CheckURL(u); !errors.Is(err, ErrBlockedAddress) {
+			t.Errorf("CheckURL(%s) = %v, want ErrBlockedAddress", raw, err)
+		}
+	}
+	for _, raw := range []string{"https://example.com/", "http://93.184.216.34/", "https://1password.com/", "http://0x.example/"} {
+		u, _ := url.Parse(raw)
+		if err := g.CheckURL(u); err != nil {
+			t.Errorf("CheckURL(%s) = %v, want nil", raw, err)
+		}
+	}
+	for _, raw := range []string{"file:///etc/passwd", "gopher://example.com/", "ftp://example.com/", "dict://example.com/"} {
+		u, _ := url.Parse(raw)
+		if err := g.CheckURL(u); err == nil {
+			t.Errorf("CheckURL(%s) = nil, want a refusal", raw)
+		}
+	}
+}

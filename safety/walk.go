@@ -23,6 +23,7 @@ type judge struct {
 	piping        int // pipelines being judged around the current command
 	sockets       int // connections opened into a descriptor (ztcp, exec 3<>/dev/tcp)
 	fdShells      int // shells wired to a descriptor held in a variable
+	dns           lookups
 }
 
 func newJudge(p *Policy) *judge { return &judge{p: p} }

@@ -84,9 +84,13 @@ type Exec struct {
 	// Redactor removes secrets from the output; when nil, one is built from
 	// Secrets.
 	Redactor *safety.Redactor
-	// Env is the environment the child's is scrubbed from; os.Environ() when
-	// nil.
+	// Env is the environment the child's is taken from; os.Environ() when
+	// nil. A command gets only safety.BaseEnv and the variables of PassEnv.
 	Env []string
+	// PassEnv names the variables of Env passed on besides safety.BaseEnv;
+	// an entry "NAME=value" sets NAME to value. A variable holding one of
+	// Secrets is never passed (tools.exec.env).
+	PassEnv []string
 	// Sandbox, when set, runs every command, approved ones too: the filter
 	// decides what may start, the sandbox what it can reach.
 	Sandbox Sandbox
@@ -282,7 +286,7 @@ func (e *Exec) run(ctx context.Context, command, dir string, ev *agent.ToolEvent
 	if env == nil {
 		env = os.Environ()
 	}
-	env = safety.ScrubEnv(env, e.Secrets)
+	env = safety.CommandEnv(env, e.PassEnv, e.Secrets)
 	var ws syscall.WaitStatus
 	var err error
 	if e.Sandbox != nil {

@@ -413,6 +413,7 @@ func TestExecEnvironment(t *testing.T) {
 		"CARRIER=prefix-configured-secret-suffix",
 	}
 	e.Secrets = []string{"configured-secret"}
+	e.PassEnv = []string{"PLAIN", "CARRIER"}
 	got, _, err := runExec(t, e, map[string]string{"command": "env"})
 	if err != nil {
 		t.Fatal(err)
@@ -430,14 +431,16 @@ func TestExecEnvironment(t *testing.T) {
 func TestExecDefaultEnvironment(t *testing.T) {
 	t.Setenv("NANOBOT_TEST_TOKEN", "tok-from-parent")
 	t.Setenv("NANOBOT_TEST_PLAIN", "plain-from-parent")
+	t.Setenv("NANOBOT_TEST_OTHER", "other-from-parent")
 	e := newExec(t)
 	e.Env = nil
+	e.PassEnv = []string{"NANOBOT_TEST_PLAIN"}
 	got, _, err := runExec(t, e, map[string]string{"command": "env"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(got, "tok-from-parent") || !strings.Contains(got, "plain-from-parent") {
-		t.Errorf("env of the child:\n%s\nwant the plain variable without the token", got)
+	if strings.Contains(got, "tok-from-parent") || strings.Contains(got, "other-from-parent") || !strings.Contains(got, "plain-from-parent") {
+		t.Errorf("env of the child:\n%s\nwant the listed variable only", got)
 	}
 }
 
@@ -494,6 +497,44 @@ func TestFmtDuration(t *testing.T) {
 	for _, tt := range tests {
 		if got := fmtDuration(tt.in); got != tt.want {
 			t.Errorf("fmtDuration(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The daemon's environment holds credentials under all kinds of names; a
+// command sees only the allow-listed variables and the ones the owner names.
+func TestExecEnvironmentAllowList(t *testing.T) {
+	e := newExec(t)
+	e.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=/home/owner",
+		"LANG=C.UTF-8",
+		"LC_ALL=C.UTF-8",
+		"GH_PAT=ghp-leak-1",
+		"DATABASE_URL=postgres://u:pw-leak-2@h/db",
+		"OPENAI_APIKEY=sk-leak-3",
+		"PGPASS=leak-4",
+		"SLACK_WEBHOOK=https://hooks.slack.test/leak-5",
+		"AWS_SECRET_ACCESS_KEY=leak-6",
+		"FOO_TOKEN=leak-7",
+		"ZQX_WOMBAT=leak-8",
+		"OWNER_LISTED=visible-9",
+		"PROVIDER_KEY_COPY=prefix-configured-secret",
+	}
+	e.Secrets = []string{"configured-secret"}
+	e.PassEnv = []string{"OWNER_LISTED", "PROVIDER_KEY_COPY", "FIXED=fixed-10"}
+	got, _, err := runExec(t, e, map[string]string{"command": "env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/owner", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "OWNER_LISTED=visible-9", "FIXED=fixed-10"} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("env lacks %s:\n%s", want, got)
+		}
+	}
+	for _, leak := range []string{"GH_PAT", "DATABASE_URL", "OPENAI_APIKEY", "PGPASS", "SLACK_WEBHOOK", "AWS_SECRET_ACCESS_KEY", "FOO_TOKEN", "ZQX_WOMBAT", "PROVIDER_KEY_COPY", "leak-", "configured-secret"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("the child saw %q:\n%s", leak, got)
 		}
 	}
 }

@@ -1,9 +1,13 @@
 package tools
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,5 +267,117 @@ func TestWebFetchGuardRefusesPrivateAndRedirects(t *testing.T) {
 	}
 	if n := secretHits.Load(); n != 0 {
 		t.Errorf("the internal page was reached %d times", n)
+	}
+}
+
+// hostsResolver stands for /etc/hosts or a DNS server: it answers from a
+// table, the rest does not resolve.
+type hostsResolver map[string]string
+
+func (h hostsResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	a, ok := h[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	ip := netip.MustParseAddr(a)
+	if network == "ip4" && !ip.Unmap().Is4() || network == "ip6" && !ip.Is6() {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return []netip.Addr{ip}, nil
+}
+
+// Every way of naming the machine itself, its networks or a metadata
+// service is refused, asked for directly and reached through a redirect
+// from a public page, and the server behind them is never reached.
+func TestWebFetchRefusesSSRF(t *testing.T) {
+	var hits atomic.Int64
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redir" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		hits.Add(1)
+		fmt.Fprint(w, "internal page")
+	}))
+	t.Cleanup(local.Close)
+	_, port, _ := net.SplitHostPort(local.Listener.Addr().String())
+	hosts := hostsResolver{
+		"localhost":                "127.0.0.1",
+		"loopback.example.test":    "127.0.0.1",
+		"metadata.google.internal": "169.254.169.254",
+		"mapped.example.test":      "::ffff:127.0.0.1",
+		"private.example.test":     "10.0.0.7",
+	}
+	// client goes through a guard with the given setting; public.example
+	// stands for a public host and reaches the local server's /redir.
+	client := func(allowPrivate bool) *http.Client {
+		c := safety.NewURLGuard(allowPrivate, safety.WithResolver(hosts)).HTTPClient(5 * time.Second)
+		guarded := c.Transport
+		c.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host != "public.example" {
+				return guarded.RoundTrip(r)
+			}
+			r = r.Clone(r.Context())
+			r.URL.Scheme, r.URL.Host = "http", local.Listener.Addr().String()
+			return http.DefaultTransport.RoundTrip(r)
+		})
+		return c
+	}
+	targets := []string{
+		"http://127.0.0.1:" + port + "/",
+		"http://2130706433:" + port + "/",
+		"http://0x7f000001:" + port + "/",
+		"http://0177.0.0.1:" + port + "/",
+		"http://0x7f.1:" + port + "/",
+		"http://127.1:" + port + "/",
+		"http://[::ffff:127.0.0.1]:" + port + "/",
+		"http://[::ffff:7f00:1]:" + port + "/",
+		"http://0.0.0.0:" + port + "/",
+		"http://0:" + port + "/",
+		"http://[::]:" + port + "/",
+		"http://[::1]:" + port + "/",
+		"http://localhost:" + port + "/",
+		"http://loopback.example.test:" + port + "/",
+		"http://mapped.example.test:" + port + "/",
+		"http://private.example.test/",
+		"http://169.254.169.254/latest/meta-data/",
+		"http://2852039166/latest/meta-data/",
+		"http://[fd00:ec2::254]/latest/meta-data/",
+		"http://metadata.google.internal/computeMetadata/v1/",
+		"http://10.0.0.1/",
+		"http://192.168.1.1/",
+		"http://100.64.0.1/",
+		"file:///etc/passwd",
+		"gopher://127.0.0.1:" + port + "/_GET",
+		"ftp://127.0.0.1:" + port + "/",
+		"dict://127.0.0.1:" + port + "/info",
+	}
+	tool := &Web{Client: client(false), MaxBytes: 1000}
+	for _, target := range targets {
+		t.Run(target, func(t *testing.T) {
+			before := hits.Load()
+			if got, err := call(t, tool, map[string]string{"url": target}); err == nil {
+				t.Errorf("web_fetch(%s) = %q, want a refusal", target, got)
+			}
+			hop := "http://public.example/redir?to=" + url.QueryEscape(target)
+			if got, err := call(t, tool, map[string]string{"url": hop}); err == nil {
+				t.Errorf("web_fetch(redirect to %s) = %q, want a refusal", target, got)
+			} else if !strings.Contains(err.Error(), "redirect") && !strings.Contains(err.Error(), "not allowed") {
+				t.Errorf("web_fetch(redirect to %s): %v, want the redirect refused", target, err)
+			}
+			if n := hits.Load() - before; n != 0 {
+				t.Errorf("the internal server was reached %d times", n)
+			}
+		})
+	}
+
+	// The same fetches with allow_private reach the server: the refusals
+	// above are the guard's doing.
+	open := &Web{Client: client(true), MaxBytes: 1000}
+	for _, target := range []string{"http://loopback.example.test:" + port + "/", "http://public.example/redir?to=" + url.QueryEscape("http://127.0.0.1:"+port+"/")} {
+		before := hits.Load()
+		if _, err := call(t, open, map[string]string{"url": target}); err != nil || hits.Load() != before+1 {
+			t.Errorf("web_fetch(%s) with allow_private: %v, %d hits; want the page", target, err, hits.Load()-before)
+		}
 	}
 }

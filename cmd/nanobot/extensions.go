@@ -82,9 +82,10 @@ func (r *runtime) refreshTools() {
 }
 
 // mcpServers are the enabled servers of cfg. A stdio server gets the
-// environment exec commands get (secrets scrubbed) plus its own env.
+// environment exec commands get (safety.BaseEnv and tools.exec.env) plus
+// its own env.
 func mcpServers(cfg *config.Config) []mcp.Server {
-	base := safety.ScrubEnv(os.Environ(), cfg.Secrets())
+	base := safety.CommandEnv(os.Environ(), cfg.Tools.Exec.Env, cfg.Secrets())
 	var out []mcp.Server
 	for _, name := range slices.Sorted(maps.Keys(cfg.Tools.MCPServers)) {
 		s := cfg.Tools.MCPServers[name]

@@ -151,3 +151,35 @@ func TestSecretsAreRedactedFromToolOutput(t *testing.T) {
 	}
 	r.assertNoSecret(t)
 }
+
+// A command sees the allow-listed environment, not the daemon's: credentials
+// under any name stay out, a variable the owner lists gets in.
+func TestExecEnvironmentIsAllowListed(t *testing.T) {
+	leaks := map[string]string{
+		"GH_PAT": "ghp-leak-1", "DATABASE_URL": "postgres://u:pw-leak-2@h/db", "OPENAI_APIKEY": "sk-leak-3",
+		"PGPASS": "leak-4", "SLACK_WEBHOOK": "https://hooks.slack.test/leak-5", "AWS_SECRET_ACCESS_KEY": "leak-6",
+		"FOO_TOKEN": "leak-7", "ZQX_WOMBAT": "leak-8",
+	}
+	for k, v := range leaks {
+		t.Setenv(k, v)
+	}
+	t.Setenv("NANOBOT_E2E_LISTED", "listed-9")
+	t.Setenv("LANG", "C.UTF-8")
+	stub := openaitest.NewServer(t)
+	stub.Script(execCall("x", `awk 'BEGIN { for (k in ENVIRON) print k "=" ENVIRON[k] }'`), openaitest.Reply{Text: "Done."})
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), map[string]string{"tools.exec.env": "NANOBOT_E2E_LISTED"})
+	if r := runCLI(t.Context(), "", "-c", cfg, "agent", "-m", "show the environment"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	got := toolResult(t, stub, "x")
+	for _, want := range []string{"PATH=", "HOME=", "LANG=C.UTF-8", "NANOBOT_E2E_LISTED=listed-9"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the command's environment lacks %s:\n%s", want, got)
+		}
+	}
+	for k, v := range leaks {
+		if strings.Contains(got, k) || strings.Contains(got, v) {
+			t.Errorf("the command saw %s:\n%s", k, got)
+		}
+	}
+}

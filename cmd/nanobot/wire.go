@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -217,6 +218,7 @@ func newPolicy(cfg *config.Config) (*safety.Policy, error) {
 		Deny:       cfg.Tools.Exec.Deny,
 		Allow:      cfg.Tools.Exec.Allow,
 		Categories: cats,
+		Resolver:   net.DefaultResolver,
 	})
 	if err != nil {
 		return nil, &config.Error{File: cfg.Path, Key: "tools.exec", Problem: err.Error()}
@@ -247,6 +249,7 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 			Approval:        cfg.Tools.Exec.Approval,
 			ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 			Secrets:         cfg.Secrets(),
+			PassEnv:         cfg.Tools.Exec.Env,
 			Redactor:        safety.NewRedactor(cfg.Secrets()...),
 			Confinement:     confinement(box.Status()),
 		}
