@@ -95,3 +95,50 @@ func TestGatewayInventedToolNamesStayBounded(t *testing.T) {
 		t.Errorf("an audit row holds a tool name of %d bytes", n)
 	}
 }
+
+// Two thousand messages from a sender not in allow_from cost no model
+// call and almost no storage, and the sender is told their id once.
+func TestGatewayStrangerFloodStoresNothing(t *testing.T) {
+	h := startGateway(t, nil)
+	h.model.Script(openaitest.Reply{Text: "warm"})
+	h.tg.SendText(owner, owner, "ada", "hello")
+	waitSentContaining(t, h.tg, owner, "warm")
+	before := h.dbBytes()
+
+	const flood = 2000
+	text := strings.Repeat("let me in, this is a long message. ", 100) // 3.5 KB
+	var last int64
+	for range flood {
+		last = h.tg.SendText(stranger, stranger, "eve", text)
+	}
+	ctx := waitCtx(t)
+	for h.tg.Offset() <= last {
+		if _, err := h.tg.WaitCalls(ctx, "getUpdates", len(h.tg.Calls("getUpdates"))+1); err != nil {
+			t.Fatalf("the flood was not taken: offset %d, last update %d", h.tg.Offset(), last)
+		}
+	}
+	growth := h.dbBytes() - before
+	if err := h.stop(); err != nil { // delivers what is queued
+		t.Fatal(err)
+	}
+	notices := 0
+	for _, m := range h.tg.Sent() {
+		if m.ChatID == stranger {
+			notices++
+		}
+	}
+	t.Logf("%d stranger messages of %d bytes: database +%d bytes, %d notices", flood, len(text), growth, notices)
+	if growth > 64<<10 {
+		t.Errorf("the database grew by %d bytes, want at most 64 KB", growth)
+	}
+	if notices != 1 {
+		t.Errorf("the stranger was told their id %d times, want once", notices)
+	}
+	if n := h.model.RequestCount(); n != 1 {
+		t.Errorf("%d model calls, want 1 (the owner's; the stranger must cost none)", n)
+	}
+	db := filepath.Join(h.dir, "data", "nanobot.db")
+	if n := query[int64](t, db, `SELECT count(*) FROM messages WHERE content LIKE '%let me in%'`); n != 0 {
+		t.Errorf("%d of the stranger's messages reached the conversation", n)
+	}
+}
