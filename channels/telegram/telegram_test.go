@@ -656,18 +656,42 @@ func TestWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	update := `{"update_id":31,"edited_message":{"message_id":1,"date":1,"chat":{"id":1001,"type":"private"},"text":"x"}}`
-	post := func(secret string) int {
-		req := httptest.NewRequest(http.MethodPost, "/telegram", strings.NewReader(update))
-		if secret != "" {
-			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
+	postBody := func(body string, secrets ...string) int {
+		req := httptest.NewRequest(http.MethodPost, "/telegram", strings.NewReader(body))
+		for _, s := range secrets {
+			req.Header.Add("X-Telegram-Bot-Api-Secret-Token", s)
 		}
 		rec := httptest.NewRecorder()
 		c.webhookHandler().ServeHTTP(rec, req)
 		return rec.Code
 	}
-	for _, secret := range []string{"", "wrong", "s3cret-header-valuX"} {
-		if code := post(secret); code != http.StatusUnauthorized && code != http.StatusForbidden {
-			t.Errorf("secret %q: status %d, want 401 or 403", secret, code)
+	post := func(secret string) int { return postBody(update, secret) }
+	for _, tc := range []struct {
+		name    string
+		secrets []string
+	}{
+		{"missing", nil},
+		{"empty", []string{""}},
+		{"wrong", []string{"wrong"}},
+		{"last byte differs", []string{"s3cret-header-valuX"}},
+		{"a prefix", []string{"s3cret-header-valu"}},
+		{"a short prefix", []string{"s"}},
+		{"extended", []string{"s3cret-header-value!"}},
+		{"the secret twice", []string{"s3cret-header-values3cret-header-value"}},
+		{"another case", []string{"S3CRET-HEADER-VALUE"}},
+		{"wrong first of two", []string{"wrong", "s3cret-header-value"}},
+	} {
+		if code := postBody(update, tc.secrets...); code != http.StatusUnauthorized && code != http.StatusForbidden {
+			t.Errorf("secret %s %q: status %d, want 401 or 403", tc.name, tc.secrets, code)
+		}
+	}
+	// A body over the limit is refused unread, however valid; so is one
+	// that is not JSON.
+	huge := `{"update_id":32,"message":{"message_id":2,"date":1,"chat":{"id":1001,"type":"private"},"from":{"id":1001,"first_name":"A"},"text":"` +
+		strings.Repeat("x", maxUpdateBytes) + `"}}`
+	for name, body := range map[string]string{"oversized": huge, "not JSON": "{\"update_id\":33,"} {
+		if code := postBody(body, cfg.WebhookSecret); code != http.StatusBadRequest && code != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s body: status %d, want 400 or 413", name, code)
 		}
 	}
 	if n := len(store.inboxItems()); n != 0 {
