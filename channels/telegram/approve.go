@@ -38,7 +38,8 @@ type approvals struct {
 
 type pending struct {
 	answer  chan bool
-	message int // the approval message; 0 until it is sent
+	message int           // the approval message; set before bound is closed
+	bound   chan struct{} // closed once the message is sent
 }
 
 func newApprovals() *approvals { return &approvals{waiting: map[string]*pending{}} }
@@ -46,7 +47,7 @@ func newApprovals() *approvals { return &approvals{waiting: map[string]*pending{
 func (a *approvals) register(id string) chan bool {
 	ch := make(chan bool, 1)
 	a.mu.Lock()
-	a.waiting[id] = &pending{answer: ch}
+	a.waiting[id] = &pending{answer: ch, bound: make(chan struct{})}
 	a.mu.Unlock()
 	return ch
 }
@@ -54,10 +55,11 @@ func (a *approvals) register(id string) chan bool {
 // sent records the message that carries id's buttons.
 func (a *approvals) sent(id string, message int) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	if p := a.waiting[id]; p != nil {
 		p.message = message
+		close(p.bound)
 	}
-	a.mu.Unlock()
 }
 
 func (a *approvals) forget(id string) {
@@ -67,12 +69,24 @@ func (a *approvals) forget(id string) {
 }
 
 // resolve delivers the owner's answer to a press on message; false when
-// nothing waits for id there.
-func (a *approvals) resolve(id string, message int, approved bool) bool {
+// nothing waits for id there. A press that arrives while the approval
+// message is still on its way (Telegram shows it before the channel
+// learns its id) waits for it, until ctx ends.
+func (a *approvals) resolve(ctx context.Context, id string, message int, approved bool) bool {
+	a.mu.Lock()
+	p, ok := a.waiting[id]
+	a.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case <-p.bound:
+	case <-ctx.Done():
+		return false
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p, ok := a.waiting[id]
-	if !ok || p.message == 0 || p.message != message {
+	if a.waiting[id] != p || p.message != message {
 		return false
 	}
 	delete(a.waiting, id)
@@ -90,10 +104,11 @@ func (c *Channel) approver() (int64, bool) {
 	return id, id != 0
 }
 
-// maxShownCommand is the longest command (in UTF-16 units, as shown) that
-// the approval message holds; Telegram takes 4,096 with the header. A
-// longer one is sent whole as a file and the message refers to it.
-const maxShownCommand = 3000
+// maxApprovalText is the longest approval message (in UTF-16 units, as
+// shown) with the command in it; Telegram takes 4,096, and the outcome is
+// added later. A longer command is sent whole as a file and the message
+// refers to it.
+const maxApprovalText = 3900
 
 // Approve asks the owner on Telegram whether command may run, with Approve
 // and Deny buttons. The owner sees the command whole and every character
@@ -121,8 +136,9 @@ func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, st
 			{Text: "Deny", CallbackData: denyVerb + ":" + id},
 		}}},
 	}
+	header := approvalHeader(t, reason)
 	body := "Command:\n<pre>" + html.EscapeString(shown) + "</pre>"
-	if utf16Len(shown) > maxShownCommand {
+	if utf16Len(header)+utf16Len(shown) > maxApprovalText {
 		doc, name, err := c.sendCommandFile(ctx, owner, command, shown)
 		if err != nil {
 			return false, "", err
@@ -131,7 +147,7 @@ func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, st
 			"Read all of it before you approve.", utf8.RuneCountInString(command), html.EscapeString(name))
 		params.ReplyParameters = &models.ReplyParameters{MessageID: doc}
 	}
-	text := approvalHeader(t, reason) + body
+	text := header + body
 	params.Text = text
 	callCtx, cancel := context.WithTimeout(ctx, sendTimeout)
 	m, err := c.bot.SendMessage(callCtx, params)
@@ -219,27 +235,39 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// handleCallback answers a button press. Only the approver's presses count.
+// handleCallback answers a button press. Only the approver's presses on
+// the approval's own message, in the approver's chat, count.
 func (c *Channel) handleCallback(q *models.CallbackQuery) {
 	verb, id, _ := strings.Cut(q.Data, ":")
-	var text string
-	switch owner, ok := c.approver(); {
-	case verb != approveVerb && verb != denyVerb:
-	case !ok || q.From.ID != owner:
-		c.log.Warn("approval button pressed by someone else", "user_id", q.From.ID)
-		text = "Only the owner can answer this."
-	case q.Message.Message == nil || q.Message.Message.Chat.ID != owner ||
-		!c.approvals.resolve(id, q.Message.Message.ID, verb == approveVerb):
-		text = "This request is no longer waiting."
-	default:
-		text = "Approved"
-		if verb == denyVerb {
-			text = "Denied"
-		}
+	owner, ok := c.approver()
+	if verb != approveVerb && verb != denyVerb {
+		c.answerPress(q, func(context.Context) string { return "" })
+		return
 	}
+	if !ok || q.From.ID != owner {
+		c.log.Warn("approval button pressed by someone else", "user_id", q.From.ID)
+		c.answerPress(q, func(context.Context) string { return "Only the owner can answer this." })
+		return
+	}
+	c.answerPress(q, func(ctx context.Context) string {
+		m := q.Message.Message
+		if m == nil || m.Chat.ID != owner || !c.approvals.resolve(ctx, id, m.ID, verb == approveVerb) {
+			return "This request is no longer waiting."
+		}
+		if verb == denyVerb {
+			return "Denied"
+		}
+		return "Approved"
+	})
+}
+
+// answerPress answers the press with what decide returns, in the
+// background: intake goes on meanwhile.
+func (c *Channel) answerPress(q *models.CallbackQuery, decide func(ctx context.Context) string) {
 	c.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(c.bgCtx, sendTimeout)
 		defer cancel()
+		text := decide(ctx)
 		if _, err := c.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID, Text: text}); err != nil {
 			c.log.Debug("answer button press", "err", c.scrub(err))
 		}

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1078,6 +1079,7 @@ func TestApprovalShowsTheCommandWhole(t *testing.T) {
 	tests := []struct {
 		name    string
 		command string
+		reason  string
 		file    bool     // sent as a file, the message refers to it
 		want    []string // in what the owner reads (the message, or the file)
 		notWant []string
@@ -1105,6 +1107,13 @@ func TestApprovalShowsTheCommandWhole(t *testing.T) {
 			want:    []string{"echo a⏎×500\n" + evil},
 		},
 		{
+			name:    "a long reason leaves less room",
+			command: strings.Repeat("a", 2900) + evil,
+			reason:  strings.Repeat("\u200b", 400),
+			file:    true,
+			want:    []string{evil},
+		},
+		{
 			name:    "the marks themselves",
 			command: "echo ⏎ ␠",
 			want:    []string{`echo \u23ce \u2420`},
@@ -1116,7 +1125,8 @@ func TestApprovalShowsTheCommandWhole(t *testing.T) {
 			res := make(chan approval, 1)
 			ctx := agent.WithTurn(t.Context(), agent.Turn{ChatID: "1002", SenderName: "Bob\u202eevil", ID: "t1"})
 			go func() {
-				ok, who, err := h.ch.Approve(ctx, tc.command, "network_install")
+				reason := cmp.Or(tc.reason, "network_install")
+				ok, who, err := h.ch.Approve(ctx, tc.command, reason)
 				res <- approval{ok, who, err}
 			}()
 			sent := waitSent(t, h.srv, 1)[0]
