@@ -25,6 +25,10 @@ const (
 	// MaxArgsBytes is the largest arguments a known tool is given; larger
 	// ones are cut and the call fails.
 	MaxArgsBytes = 256 << 10
+
+	// maxModelBytes is how much of the model name an answer reports is
+	// kept.
+	maxModelBytes = 128
 )
 
 // cutMark ends a value that boundCalls cut; a cut argument text is never

@@ -404,7 +404,7 @@ func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *
 	}
 	m.Role = RoleAssistant
 	m.Usage = resp.Usage
-	m.Model = resp.Model
+	m.Model = cutBytes(resp.Model, maxModelBytes) // the endpoint's word, kept per usage row
 	return m, nil
 }
 
