@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -496,4 +497,37 @@ func TestBackupAndWatchdogMetrics(t *testing.T) {
 	nilM.Backup(OutcomeOK)
 	nilM.LastBackup(time.Now(), 1)
 	nilM.TelegramRestart()
+}
+
+// Whatever a caller passes as a label value, /metrics stays bounded: long
+// values and values beyond a label's share count as "other".
+func TestLabelValuesAreBounded(t *testing.T) {
+	m := NewMetrics()
+	s := startServer(t, m, nil)
+	_, before := get(t, http.MethodGet, "http://"+s.Addr()+"/metrics")
+
+	long := strings.Repeat("n", 50<<10)
+	for i := range 2000 {
+		m.ToolCall(fmt.Sprintf("%s%d", long, i), "allow")
+		m.ToolCall(fmt.Sprintf("t%d", i), "deny")
+		m.TelegramError(fmt.Sprintf("method%d", i))
+		m.ModelEndpoint(fmt.Sprintf("model@host%d", i))
+	}
+	m.ToolCall(ToolUnknown, "allow")
+	_, after := get(t, http.MethodGet, "http://"+s.Addr()+"/metrics")
+	if growth := len(after) - len(before); growth > 3*maxLabelValues*200 {
+		t.Errorf("/metrics grew by %d bytes after 8000 invented label values, want at most %d", growth, 3*maxLabelValues*200)
+	}
+	lines := strings.Split(after, "\n")
+	for _, w := range []string{
+		`nanobot_tool_calls_total{tool="other",verdict="allow"} 2000`,
+		`nanobot_tool_calls_total{tool="t0",verdict="deny"} 1`,
+		`nanobot_tool_calls_total{tool="unknown",verdict="allow"} 1`,
+		`nanobot_telegram_api_errors_total{method="other"} `,
+		`nanobot_model_answers_total{endpoint="other"} `,
+	} {
+		if !hasLinePrefix(lines, w) {
+			t.Errorf("/metrics has no line starting %q", w)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -26,6 +27,23 @@ const (
 
 	OutcomeOK    = "ok"
 	OutcomeError = "error"
+
+	// ToolUnknown is the tool label of every call to a tool nobody has:
+	// the model invents those names, and a label per invention would let
+	// it grow /metrics without bound.
+	ToolUnknown = "unknown"
+	// LabelOther stands for label values beyond a series' limit.
+	LabelOther = "other"
+)
+
+// Every label value is bounded: a metric keeps at most maxLabelValues
+// distinct values of each label, and none longer than maxLabelBytes; the
+// rest count as LabelOther. Callers pass known values (constants, names
+// from the config or from tool registration); this is the floor under a
+// caller that passes something it should not.
+const (
+	maxLabelValues = 256
+	maxLabelBytes  = 128
 )
 
 // Metrics holds the daemon's metrics in a set of its own, exposed in the
@@ -35,6 +53,9 @@ const (
 type Metrics struct {
 	set           *metrics.Set
 	modelDuration *metrics.PrometheusHistogram
+
+	mu     sync.Mutex
+	values map[string]map[string]bool // by metric and label name: the values seen
 }
 
 // modelBuckets span a quick local model (a fraction of a second) to a slow
@@ -48,7 +69,7 @@ func NewMetrics() *Metrics {
 	// # HELP and # TYPE lines, as Prometheus clients write them. The
 	// library keeps this switch process-wide; every set here wants it.
 	metrics.ExposeMetadata(true)
-	m := &Metrics{set: metrics.NewSet()}
+	m := &Metrics{set: metrics.NewSet(), values: map[string]map[string]bool{}}
 	m.modelDuration = m.set.NewPrometheusHistogramExt("nanobot_model_call_duration_seconds", modelBuckets)
 	for _, o := range []string{TurnAnswered, TurnFailed, TurnStopped, TurnBudget} {
 		m.counter("nanobot_turns_total", "outcome", o)
@@ -61,6 +82,7 @@ func NewMetrics() *Metrics {
 	m.set.GetOrCreateGauge("nanobot_backup_last_success_timestamp_seconds", nil)
 	m.set.GetOrCreateGauge("nanobot_backup_last_size_bytes", nil)
 	m.counter("nanobot_telegram_transport_restarts_total")
+	m.counter("nanobot_tool_calls_total", "tool", ToolUnknown, "verdict", "allow")
 	for _, o := range []string{"idle", "quiet", "skip", "run", "error"} {
 		m.counter("nanobot_heartbeat_checks_total", "outcome", o)
 	}
@@ -75,7 +97,35 @@ func NewMetrics() *Metrics {
 
 // counter returns the counter name{label="value",...}, creating it.
 func (m *Metrics) counter(name string, labels ...string) *metrics.Counter {
-	return m.set.GetOrCreateCounter(series(name, labels...))
+	return m.set.GetOrCreateCounter(m.series(name, labels...))
+}
+
+// series renders name{k="v",...} with every value bounded.
+func (m *Metrics) series(name string, labels ...string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := 1; i < len(labels); i += 2 {
+		labels[i] = m.boundLocked(name+"\x00"+labels[i-1], labels[i])
+	}
+	return series(name, labels...)
+}
+
+// boundLocked returns v, or LabelOther when v is too long or the label
+// has its share of values already. mu must be held.
+func (m *Metrics) boundLocked(key, v string) string {
+	seen := m.values[key]
+	switch {
+	case seen[v]:
+		return v
+	case len(v) > maxLabelBytes || len(seen) >= maxLabelValues:
+		return LabelOther
+	}
+	if seen == nil {
+		seen = map[string]bool{}
+		m.values[key] = seen
+	}
+	seen[v] = true
+	return v
 }
 
 // series renders name{k="v",...}; values are quoted as the text format wants.
@@ -153,7 +203,8 @@ func (m *Metrics) ModelEndpoint(endpoint string) {
 }
 
 // ToolCall counts a tool call by tool name and safety verdict ("allow",
-// "ask", "deny"; tools without a safety check use "allow").
+// "ask", "deny"; tools without a safety check use "allow"). A call to a
+// tool that does not exist counts as tool ToolUnknown, whatever its name.
 func (m *Metrics) ToolCall(tool, verdict string) {
 	if m == nil {
 		return
@@ -176,7 +227,7 @@ func (m *Metrics) SetQueue(state string, n int) {
 	if m == nil {
 		return
 	}
-	m.set.GetOrCreateGauge(series("nanobot_queue_depth", "state", state), nil).Set(float64(n))
+	m.set.GetOrCreateGauge(m.series("nanobot_queue_depth", "state", state), nil).Set(float64(n))
 }
 
 // Consolidation counts a memory consolidation by outcome (OutcomeOK or

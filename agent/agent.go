@@ -202,6 +202,10 @@ type ToolEvent struct {
 	Result   string
 	Failed   bool
 	Duration time.Duration
+	// Unknown is set when no tool has the name the model called: Tool is
+	// then the model's invention (cut to MaxToolNameBytes), not a name
+	// to count or group by.
+	Unknown bool
 	// Set by tools that apply a policy.
 	Verdict  string // "allow" | "ask" | "deny"
 	Category string

@@ -227,6 +227,8 @@ func interrupted(t Turn, msgs []Message, now time.Time) ([]Message, []ToolEvent)
 		if done[c.ID] {
 			continue
 		}
+		// Records written before calls were bounded may hold any size.
+		c.Name, c.Arguments = cutBytes(c.Name, MaxToolNameBytes), cutBytes(c.Arguments, MaxArgsBytes)
 		out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text, CreatedAt: now})
 		events = append(events, ToolEvent{Turn: t, Tool: c.Name, Args: c.Arguments, Result: text, Failed: true,
 			Verdict: "unknown", Reason: "interrupted by a restart"})
@@ -404,9 +406,14 @@ func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *
 	}
 	res.Usage = res.Usage.Add(resp.Usage)
 	m := resp.Message
+	var dropped int
+	m.ToolCalls, dropped = boundCalls(m.ToolCalls, s.tools)
+	if dropped > 0 {
+		l.logger.Warn("tool calls beyond the limit of one reply dropped", "turn_id", t.ID, "dropped", dropped, "kept", MaxCallsPerReply)
+	}
 	m.Role = RoleAssistant
 	m.Usage = resp.Usage
-	m.Model = resp.Model
+	m.Model = cutBytes(resp.Model, maxModelBytes) // the endpoint's word, kept per usage row
 	return m, nil
 }
 
@@ -505,6 +512,7 @@ func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out
 
 	tool, ok := s.tools[call.Name]
 	if !ok {
+		ev.Unknown = true
 		names := make([]string, 0, len(s.tools))
 		for n := range s.tools {
 			names = append(names, n)
@@ -515,6 +523,9 @@ func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out
 	args := json.RawMessage(call.Arguments)
 	if strings.TrimSpace(call.Arguments) == "" {
 		args = json.RawMessage("{}")
+	}
+	if len(call.Arguments) > MaxArgsBytes && wasCut(call.Arguments) {
+		return fmt.Sprintf("Error: the arguments are larger than the limit of %d KB and were not used; send smaller arguments (write large content in parts)", MaxArgsBytes>>10), event
 	}
 	if !json.Valid(args) {
 		return "Error: the arguments are not valid JSON; send a JSON object that matches the tool's schema", event

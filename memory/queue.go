@@ -32,8 +32,10 @@ func (s *Store) RecordInbound(ctx context.Context, it channels.InboxItem) (id in
 		}
 		if n == 1 {
 			inserted = true
-			id, err = res.LastInsertId()
-			return err
+			if id, err = res.LastInsertId(); err != nil || id%pruneEvery != 0 {
+				return err
+			}
+			return pruneQueues(ctx, tx, time.Now())
 		}
 		return tx.QueryRowContext(ctx, `SELECT id FROM inbox WHERE channel = ? AND update_id = ?`,
 			it.Channel, it.UpdateID).Scan(&id)
@@ -42,6 +44,40 @@ func (s *Store) RecordInbound(ctx context.Context, it channels.InboxItem) (id in
 		return 0, false, fmt.Errorf("record inbound: %w", err)
 	}
 	return id, inserted, nil
+}
+
+// Handled inbox items and delivered (or failed) replies are kept for a
+// while and then pruned, so that the queues stay bounded however many
+// messages arrive: an item goes once it is older than queueRetention or
+// not among the newest queueKeep of its kind (an inbox item stays while a
+// kept reply refers to it, so at most twice that many are kept). The inbox keeps an update
+// long enough to drop a replay of it: Telegram resends only the last
+// batch it was not told about, and keeps nothing longer than a day. The
+// conversation itself is in the messages table, which keeps everything.
+const (
+	queueRetention = 7 * 24 * time.Hour
+	queueKeep      = 1000
+	// pruneEvery is how many recorded updates go between two prunings.
+	pruneEvery = 64
+)
+
+// pruneQueues deletes what the queues no longer need. A reply refers to
+// the item it answers, so replies go first, and an item a kept reply
+// refers to stays.
+func pruneQueues(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	cutoff := millis(now.Add(-queueRetention))
+	if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE state <> 'pending' AND (updated_at < ?1
+		OR id <= (SELECT id FROM outbox WHERE state <> 'pending' ORDER BY id DESC LIMIT 1 OFFSET ?2))`,
+		cutoff, queueKeep); err != nil {
+		return fmt.Errorf("prune outbox: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM inbox WHERE state = 'done' AND (updated_at < ?1
+			OR id <= (SELECT id FROM inbox WHERE state = 'done' ORDER BY id DESC LIMIT 1 OFFSET ?2))
+		AND id NOT IN (SELECT inbox_id FROM outbox WHERE inbox_id IS NOT NULL)`,
+		cutoff, queueKeep); err != nil {
+		return fmt.Errorf("prune inbox: %w", err)
+	}
+	return nil
 }
 
 // PendingInbound returns the channel's unanswered updates, pending or

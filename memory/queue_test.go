@@ -265,3 +265,90 @@ func TestState(t *testing.T) {
 		t.Errorf("State = %q, %v; want %q", v, err, "101")
 	}
 }
+
+// Handled items leave the queues after a while or beyond a count; what is
+// open, and what a waiting reply refers to, stays, and recent updates are
+// still recognised when Telegram sends them again.
+func TestQueuesArePruned(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	record := func(update int64) int64 {
+		t.Helper()
+		id, inserted, err := s.RecordInbound(ctx, inbound(update))
+		if err != nil || !inserted {
+			t.Fatalf("RecordInbound(%d) = %d, %v, %v", update, id, inserted, err)
+		}
+		return id
+	}
+	answer := func(id int64, sent bool) int64 {
+		t.Helper()
+		oid, err := s.CompleteInbound(ctx, []int64{id}, &channels.OutboxItem{Channel: "telegram", ChatID: "42", Text: "reply", InboxID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sent {
+			if err := s.MarkSent(ctx, oid, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return oid
+	}
+	weekAgo := millis(time.Now().Add(-queueRetention - time.Hour))
+	old := record(1)
+	oldReply := answer(old, true)
+	waiting := record(2)
+	waitingReply := answer(waiting, false)
+	open := record(3)
+	for _, q := range []string{`UPDATE inbox SET updated_at = ?, received_at = ?`, `UPDATE outbox SET updated_at = ?, created_at = ?`} {
+		if _, err := s.db.Exec(q, weekAgo, weekAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	const n = 3 * queueKeep
+	for u := int64(100); u < 100+n; u++ {
+		id := record(u)
+		if u%2 == 0 {
+			answer(id, true)
+		} else if _, err := s.CompleteInbound(ctx, []int64{id}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	count := func(q string, args ...any) int {
+		t.Helper()
+		var c int
+		if err := s.db.QueryRow(q, args...).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// The items the kept replies answer stay with them.
+	if c := count(`SELECT count(*) FROM inbox WHERE state = 'done'`); c > 2*queueKeep+pruneEvery {
+		t.Errorf("%d handled items kept after %d, want at most %d", c, n, 2*queueKeep+pruneEvery)
+	}
+	if c := count(`SELECT count(*) FROM outbox WHERE state <> 'pending'`); c > queueKeep+pruneEvery {
+		t.Errorf("%d delivered replies kept after %d, want at most %d", c, n/2, queueKeep+pruneEvery)
+	}
+	for _, c := range []struct {
+		what string
+		q    string
+		id   int64
+		want int
+	}{
+		{"the week-old handled item", `SELECT count(*) FROM inbox WHERE id = ?`, old, 0},
+		{"its delivered reply", `SELECT count(*) FROM outbox WHERE id = ?`, oldReply, 0},
+		{"the item a waiting reply answers", `SELECT count(*) FROM inbox WHERE id = ?`, waiting, 1},
+		{"the waiting reply", `SELECT count(*) FROM outbox WHERE id = ?`, waitingReply, 1},
+		{"the open item", `SELECT count(*) FROM inbox WHERE id = ?`, open, 1},
+	} {
+		if got := count(c.q, c.id); got != c.want {
+			t.Errorf("%s: %d rows, want %d", c.what, got, c.want)
+		}
+	}
+	for u := int64(100 + n - 200); u < 100+n; u++ {
+		if _, inserted, err := s.RecordInbound(ctx, inbound(u)); err != nil || inserted {
+			t.Fatalf("a replay of recent update %d = inserted %v, %v; want recognised", u, inserted, err)
+		}
+	}
+}

@@ -2,12 +2,15 @@ package telegram
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/nanobot-go/nanobot/channels"
 )
 
 // allowList decides who may talk to the assistant. It is immutable; the
@@ -66,6 +69,36 @@ func (a *allowList) warn(log *slog.Logger) {
 	case a.size == 0:
 		log.Warn("channels.telegram.allow_from is empty: nobody can use this assistant; unknown senders are told their user id")
 	}
+}
+
+// turnAway answers a message from someone allow_from does not admit,
+// before anything of it is recorded: the sender is told their id, at most
+// once per strangerNoticePeriod, when the message is addressed to the bot;
+// the message itself is dropped. Only the notice and when it was given are
+// stored. An error means the notice could not be queued, and the update is
+// not acknowledged, so Telegram sends it again.
+func (c *Channel) turnAway(ctx context.Context, m *models.Message) error {
+	if m.From == nil || m.From.IsBot || m.Chat.Type == models.ChatTypeChannel {
+		return nil
+	}
+	if _, addressed := c.address(m); !addressed || !c.tellStranger(ctx, m.From.ID) {
+		c.log.Debug("message from a sender not in allow_from dropped", "user_id", m.From.ID, "chat_id", m.Chat.ID)
+		return nil
+	}
+	c.log.Warn("message from a sender not in allow_from; telling them their id", "user_id", m.From.ID,
+		"username", truncate(m.From.Username, 64), "chat_id", m.Chat.ID)
+	_, err := c.store.Enqueue(ctx, channels.OutboxItem{
+		Channel:   channelName,
+		ChatID:    strconv.FormatInt(m.Chat.ID, 10),
+		Text:      fmt.Sprintf(noticeUnknown, m.From.ID),
+		State:     channels.OutboxPending,
+		CreatedAt: time.Now().UTC(),
+	})
+	if err != nil {
+		return fmt.Errorf("queue the notice to an unknown sender: %w", err)
+	}
+	c.send.notify()
+	return nil
 }
 
 // strangerNoticePeriod is how often an unknown sender may be told their id,

@@ -3,6 +3,8 @@ package telegram
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -25,20 +28,38 @@ const (
 	denyVerb    = "deny"
 )
 
-// approvals are the requests waiting for the owner's button press.
+// approvals are the requests waiting for the owner's button press. Each
+// is bound to the message that carries its buttons: a press counts only
+// on that message, so no callback data, however made, answers another.
 type approvals struct {
 	mu      sync.Mutex
-	waiting map[string]chan bool
+	waiting map[string]*pending
 }
 
-func newApprovals() *approvals { return &approvals{waiting: map[string]chan bool{}} }
+type pending struct {
+	answer  chan bool
+	message int           // the approval message; set before bound is closed
+	bound   chan struct{} // closed once the message is sent
+}
+
+func newApprovals() *approvals { return &approvals{waiting: map[string]*pending{}} }
 
 func (a *approvals) register(id string) chan bool {
 	ch := make(chan bool, 1)
 	a.mu.Lock()
-	a.waiting[id] = ch
+	a.waiting[id] = &pending{answer: ch, bound: make(chan struct{})}
 	a.mu.Unlock()
 	return ch
+}
+
+// sent records the message that carries id's buttons.
+func (a *approvals) sent(id string, message int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p := a.waiting[id]; p != nil {
+		p.message = message
+		close(p.bound)
+	}
 }
 
 func (a *approvals) forget(id string) {
@@ -47,16 +68,29 @@ func (a *approvals) forget(id string) {
 	a.mu.Unlock()
 }
 
-// resolve delivers the owner's answer; false when nothing waits for id.
-func (a *approvals) resolve(id string, approved bool) bool {
+// resolve delivers the owner's answer to a press on message; false when
+// nothing waits for id there. A press that arrives while the approval
+// message is still on its way (Telegram shows it before the channel
+// learns its id) waits for it, until ctx ends.
+func (a *approvals) resolve(ctx context.Context, id string, message int, approved bool) bool {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	ch, ok := a.waiting[id]
+	p, ok := a.waiting[id]
+	a.mu.Unlock()
 	if !ok {
 		return false
 	}
+	select {
+	case <-p.bound:
+	case <-ctx.Done():
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waiting[id] != p || p.message != message {
+		return false
+	}
 	delete(a.waiting, id)
-	ch <- approved
+	p.answer <- approved
 	return true
 }
 
@@ -70,9 +104,19 @@ func (c *Channel) approver() (int64, bool) {
 	return id, id != 0
 }
 
+// maxApprovalText is the longest approval message (in UTF-16 units, as
+// shown) with the command in it; Telegram takes 4,096, and the outcome is
+// added later. A longer command is sent whole as a file and the message
+// refers to it.
+const maxApprovalText = 3900
+
 // Approve asks the owner on Telegram whether command may run, with Approve
-// and Deny buttons. Silence until the approval timeout, or ctx ending, is a
-// denial. It returns the decision and who made it ("" when nobody did).
+// and Deny buttons. The owner sees the command whole and every character
+// of it (see visible): in the message, or, when it does not fit, in a file
+// sent just before the message, which replies to it. Silence until the
+// approval timeout, or ctx ending, is a denial, and so is a command that
+// cannot be shown. It returns the decision and who made it ("" when
+// nobody did).
 func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, string, error) {
 	owner, ok := c.approver()
 	if !ok {
@@ -83,21 +127,35 @@ func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, st
 	answer := c.approvals.register(id)
 	defer c.approvals.forget(id)
 
-	text := approvalText(t, command, reason)
-	callCtx, cancel := context.WithTimeout(ctx, sendTimeout)
-	m, err := c.bot.SendMessage(callCtx, &bot.SendMessageParams{
+	shown := visible(command)
+	params := &bot.SendMessageParams{
 		ChatID:    owner,
-		Text:      text,
 		ParseMode: models.ParseModeHTML,
 		ReplyMarkup: models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
 			{Text: "Approve", CallbackData: approveVerb + ":" + id},
 			{Text: "Deny", CallbackData: denyVerb + ":" + id},
 		}}},
-	})
+	}
+	header := approvalHeader(t, reason)
+	body := "Command:\n<pre>" + html.EscapeString(shown) + "</pre>"
+	if utf16Len(header)+utf16Len(shown) > maxApprovalText {
+		doc, name, err := c.sendCommandFile(ctx, owner, command, shown)
+		if err != nil {
+			return false, "", err
+		}
+		body = fmt.Sprintf("Command: %d characters, too long for a message: it is shown whole in the file <b>%s</b> above. "+
+			"Read all of it before you approve.", utf8.RuneCountInString(command), html.EscapeString(name))
+		params.ReplyParameters = &models.ReplyParameters{MessageID: doc}
+	}
+	text := header + body
+	params.Text = text
+	callCtx, cancel := context.WithTimeout(ctx, sendTimeout)
+	m, err := c.bot.SendMessage(callCtx, params)
 	cancel()
 	if err != nil {
 		return false, "", fmt.Errorf("ask for approval: %w", c.scrub(err))
 	}
+	c.approvals.sent(id, m.ID)
 
 	timer := time.NewTimer(c.cfg.ApprovalTimeout)
 	defer timer.Stop()
@@ -131,20 +189,42 @@ func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, st
 	return approved, who, nil
 }
 
-func approvalText(t agent.Turn, command, reason string) string {
+// sendCommandFile sends the command, as visible shows it, to the owner as
+// a text file, and returns the file message's id and the file's name.
+func (c *Channel) sendCommandFile(ctx context.Context, owner int64, command, shown string) (int, string, error) {
+	sum := sha256.Sum256([]byte(command))
+	digest := hex.EncodeToString(sum[:])
+	name := "command-" + digest[:12] + ".txt"
+	callCtx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	m, err := c.bot.SendDocument(callCtx, &bot.SendDocumentParams{
+		ChatID:   owner,
+		Document: &models.InputFileUpload{Filename: name, Data: strings.NewReader(shown + "\n")},
+		Caption: fmt.Sprintf("The command waiting for your approval, whole: %d characters, SHA-256 %s. "+
+			"Line breaks are shown as ⏎, invisible and control characters as \\uNNNN and \\xNN escapes.",
+			utf8.RuneCountInString(command), digest),
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("send the command for approval: %w", c.scrub(err))
+	}
+	return m.ID, name, nil
+}
+
+// approvalHeader says who asks and why. The sender's name and the reason
+// are shown like the command: every character visible, and short.
+func approvalHeader(t agent.Turn, reason string) string {
 	var b strings.Builder
 	b.WriteString("<b>Approval needed</b>\n")
 	if t.ChatID != "" {
 		from := t.ChatID
 		if t.SenderName != "" {
-			from += " (" + t.SenderName + ")"
+			from += " (" + truncate(t.SenderName, 64) + ")"
 		}
-		b.WriteString("Chat: " + html.EscapeString(from) + "\n")
+		b.WriteString("Chat: " + html.EscapeString(visible(from)) + "\n")
 	}
 	if reason != "" {
-		b.WriteString("Why it needs approval: " + html.EscapeString(reason) + "\n")
+		b.WriteString("Why it needs approval: " + html.EscapeString(visible(truncate(reason, 300))) + "\n")
 	}
-	b.WriteString("Command:\n<pre>" + html.EscapeString(truncate(command, 3000)) + "</pre>")
 	return b.String()
 }
 
@@ -155,26 +235,39 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// handleCallback answers a button press. Only the approver's presses count.
+// handleCallback answers a button press. Only the approver's presses on
+// the approval's own message, in the approver's chat, count.
 func (c *Channel) handleCallback(q *models.CallbackQuery) {
 	verb, id, _ := strings.Cut(q.Data, ":")
-	var text string
-	switch owner, ok := c.approver(); {
-	case verb != approveVerb && verb != denyVerb:
-	case !ok || q.From.ID != owner:
-		c.log.Warn("approval button pressed by someone else", "user_id", q.From.ID)
-		text = "Only the owner can answer this."
-	case c.approvals.resolve(id, verb == approveVerb):
-		text = "Approved"
-		if verb == denyVerb {
-			text = "Denied"
-		}
-	default:
-		text = "This request is no longer waiting."
+	owner, ok := c.approver()
+	if verb != approveVerb && verb != denyVerb {
+		c.answerPress(q, func(context.Context) string { return "" })
+		return
 	}
+	if !ok || q.From.ID != owner {
+		c.log.Warn("approval button pressed by someone else", "user_id", q.From.ID)
+		c.answerPress(q, func(context.Context) string { return "Only the owner can answer this." })
+		return
+	}
+	c.answerPress(q, func(ctx context.Context) string {
+		m := q.Message.Message
+		if m == nil || m.Chat.ID != owner || !c.approvals.resolve(ctx, id, m.ID, verb == approveVerb) {
+			return "This request is no longer waiting."
+		}
+		if verb == denyVerb {
+			return "Denied"
+		}
+		return "Approved"
+	})
+}
+
+// answerPress answers the press with what decide returns, in the
+// background: intake goes on meanwhile.
+func (c *Channel) answerPress(q *models.CallbackQuery, decide func(ctx context.Context) string) {
 	c.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(c.bgCtx, sendTimeout)
 		defer cancel()
+		text := decide(ctx)
 		if _, err := c.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID, Text: text}); err != nil {
 			c.log.Debug("answer button press", "err", c.scrub(err))
 		}

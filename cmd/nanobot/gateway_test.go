@@ -419,8 +419,10 @@ func TestGatewayWebhookMode(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if code := post("wrong"); code != http.StatusUnauthorized {
-		t.Errorf("a wrong secret got %d, want 401", code)
+	for _, secret := range []string{"", "wrong", "webhook-secret_12", "webhook-secret_1234", "webhook-secret_123webhook-secret_123"} {
+		if code := post(secret); code != http.StatusUnauthorized {
+			t.Errorf("the secret %q got %d, want 401", secret, code)
+		}
 	}
 	if code := post("webhook-secret_123"); code != http.StatusOK {
 		t.Fatalf("the update got %d, want 200", code)

@@ -543,7 +543,11 @@ func (r *runtime) observeToolCall(_ context.Context, ev agent.ToolEvent) {
 		verdict = "allow"
 	}
 	if r.metrics != nil {
-		r.metrics.ToolCall(ev.Tool, verdict)
+		tool := ev.Tool
+		if ev.Unknown {
+			tool = admin.ToolUnknown // the model's invention: one series for them all
+		}
+		r.metrics.ToolCall(tool, verdict)
 	}
 	r.logger.Info("tool call", "turn_id", ev.Turn.ID, "tool", ev.Tool, "verdict", verdict, "failed", ev.Failed, "dur", ev.Duration)
 }
