@@ -177,6 +177,13 @@ func hostPid() int {
 // FUSE mount) cannot die, and the launcher reports rather than waits.
 const sweepFor = 10 * time.Second
 
+// What a launcher says on standard error when it stops a command, or
+// cannot end all of it.
+const (
+	stoppedPrefix = "the command was stopped: "
+	notEnded      = "some processes of the command could not be ended"
+)
+
 // reaped is one child the launcher waited for.
 type reaped struct {
 	pid int
@@ -224,13 +231,13 @@ func (l *launcher) run() (syscall.WaitStatus, error) {
 		case <-tick.C:
 			switch {
 			case !sweeping.IsZero() && time.Since(sweeping) > sweepFor:
-				fmt.Fprintf(os.Stderr, "\n%ssome processes of the command could not be ended\n", helperPrefix)
+				fmt.Fprintf(os.Stderr, "\n%s%s\n", helperPrefix, notEnded)
 				return status, nil
 			case !sweeping.IsZero():
 				l.killAll()
 			default:
 				if why := l.over(); why != "" {
-					fmt.Fprintf(os.Stderr, "\n%sthe command was stopped: %s\n", helperPrefix, why)
+					fmt.Fprintf(os.Stderr, "\n%s%s%s\n", helperPrefix, stoppedPrefix, why)
 					sweep()
 				}
 			}

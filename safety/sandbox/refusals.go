@@ -27,6 +27,10 @@ var (
 	reMemory      = lazyre.New(`(?i)MemoryError|Cannot allocate memory|out of memory|bad_alloc|heap out of memory|failed to allocate|memory exhausted|Allowed memory size`)
 	reFileSize    = lazyre.New(`(?i)file size limit exceeded|File too large`)
 	reCPU         = lazyre.New(`(?i)CPU time limit exceeded`)
+	// What the seccomp filter and the PID namespace refuse: another
+	// process's limits, priority or memory, and sockets.
+	reOtherProcess = lazyre.New(`(?im)^[^\n]*(?:prlimit|renice|taskset|ionice|ptrace|strace|gdb|attach)[^\n]*(?:Operation not permitted|No such process)`)
+	reSocket       = lazyre.New(`(?im)(?:socket|connect)[^\n]*Permission denied|\[Errno 13\] Permission denied$`)
 )
 
 // Refusals names what the sandbox refused, judging by the output of a
@@ -50,7 +54,14 @@ func (s *Sandbox) Refusals(output, dir string) []string {
 		}
 	}
 	for _, m := range reHelperFailed.FindAllStringSubmatch(output, -1) {
-		add("the sandbox could not be set up, so nothing ran: " + m[1])
+		switch why, stopped := strings.CutPrefix(m[1], stoppedPrefix); {
+		case stopped:
+			add("the sandbox stopped the command: " + why)
+		case strings.HasPrefix(m[1], notEnded):
+			add("the sandbox: " + m[1])
+		default:
+			add("the sandbox could not be set up, so nothing ran: " + m[1])
+		}
 	}
 	if s.status.Landlock {
 		for _, line := range strings.Split(output, "\n") {
@@ -73,12 +84,20 @@ func (s *Sandbox) Refusals(output, dir string) []string {
 			add(fmt.Sprintf("network connection refused by the sandbox (tools.exec.network: %s)", s.status.Network))
 		}
 	}
+	if f := s.status.Features; f.Seccomp || f.PIDNamespace {
+		if reOtherProcess.MatchString(output) {
+			add("other processes are out of a command's reach in the sandbox: their limits, priority, memory and signals")
+		}
+		if f.Seccomp && reSocket.MatchString(output) {
+			add("socket refused by the sandbox: Unix domain sockets always, internet sockets with tools.exec.network: none")
+		}
+	}
 	l := s.status.Limits
 	if l.Processes > 0 && reFork.MatchString(output) {
 		add(fmt.Sprintf("process limit reached: at most %d processes (tools.exec.limits.processes)", l.Processes))
 	}
 	if l.Memory > 0 && reMemory.MatchString(output) {
-		add(fmt.Sprintf("memory limit reached: %s of data per process (tools.exec.limits.memory)", formatSize(l.Memory)))
+		add(fmt.Sprintf("memory limit reached: %s for the command (tools.exec.limits.memory)", formatSize(l.Memory)))
 	}
 	if l.FileSize > 0 && reFileSize.MatchString(output) {
 		add("file size limit reached (tools.exec.limits.file_size)")

@@ -262,6 +262,27 @@ func TestExpandHides(t *testing.T) {
 	}
 }
 
+func TestRefusalsOfTheFilter(t *testing.T) {
+	s := &Sandbox{status: Status{Mode: ModeLandlock, Landlock: true, Network: NetworkAny, Features: Features{Seccomp: true, PIDNamespace: true}}}
+	tests := []struct {
+		name, output string
+		want         []string
+	}{
+		{"prlimit", "prlimit: failed to set the CPU time limit: Operation not permitted\n",
+			[]string{"other processes are out of a command's reach in the sandbox: their limits, priority, memory and signals"}},
+		{"strace", "strace: attach: ptrace(PTRACE_SEIZE, 77): Operation not permitted\n",
+			[]string{"other processes are out of a command's reach in the sandbox: their limits, priority, memory and signals"}},
+		{"unix socket", "Traceback (most recent call last):\nPermissionError: [Errno 13] Permission denied\n",
+			[]string{"socket refused by the sandbox: Unix domain sockets always, internet sockets with tools.exec.network: none"}},
+		{"file", "PermissionError: [Errno 13] Permission denied: 'x.txt'\n", nil},
+	}
+	for _, tt := range tests {
+		if got := s.Refusals(tt.output, "/ws"); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Refusals(%q) = %q, want %q", tt.name, tt.output, got, tt.want)
+		}
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	s := &Sandbox{
 		status: Status{Mode: ModeLandlock, Landlock: true, Network: NetworkWeb, Limits: Limits{Memory: 1 << 30, Processes: 256, FileSize: 1 << 30}},
@@ -288,11 +309,13 @@ func TestRefusals(t *testing.T) {
 		{"connect", "curl: (7) Failed to connect to example.com port 22 after 1 ms: Permission denied\n",
 			[]string{"network connection refused by the sandbox (tools.exec.network: web)"}},
 		{"fork bomb", "sh: 1: Cannot fork\n", []string{"process limit reached: at most 256 processes (tools.exec.limits.processes)"}},
-		{"allocation", "MemoryError\n", []string{"memory limit reached: 1GiB of data per process (tools.exec.limits.memory)"}},
+		{"allocation", "MemoryError\n", []string{"memory limit reached: 1GiB for the command (tools.exec.limits.memory)"}},
 		{"file size", "killed by signal: file size limit exceeded\n", []string{"file size limit reached (tools.exec.limits.file_size)"}},
 		{"helper", helperPrefix + "could not confine the command: landlock: boom\n",
 			[]string{"the sandbox could not be set up, so nothing ran: could not confine the command: landlock: boom"}},
 		{"ordinary output", "hello\nexit code: 0\n", nil},
+		{"whole-command limit", "\n" + helperPrefix + stoppedPrefix + "it wrote more than 2GiB to files (tools.exec.limits.disk_written)\n",
+			[]string{"the sandbox stopped the command: it wrote more than 2GiB to files (tools.exec.limits.disk_written)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
