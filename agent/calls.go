@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -72,3 +75,43 @@ func cutBytes(s string, n int) string {
 
 // wasCut reports whether boundCalls cut s.
 func wasCut(s string) bool { return strings.HasSuffix(s, cutMark) }
+
+// toolResult is what one tool call returned, with its own audit event.
+type toolResult struct {
+	text     string
+	err      error
+	panicked any
+	ev       ToolEvent
+}
+
+// callTool runs tool on a goroutine of its own, so that a tool that ignores
+// ctx and blocks cannot hold the turn: once ctx ends the loop waits
+// ToolStopGrace more, then goes on without it and reports ok false. The
+// call works on its own copy of the audit event, handed back only when it
+// returns in time, so a call left behind never writes into the turn.
+func (l *Loop) callTool(ctx context.Context, s setup, t Turn, tool Tool, ev ToolEvent, args json.RawMessage) (toolResult, bool) {
+	done := make(chan toolResult, 1) // never blocks a late return
+	start := time.Now()
+	go func() {
+		r := toolResult{ev: ev}
+		defer func() {
+			r.panicked = recover()
+			done <- r
+		}()
+		r.text, r.err = tool.Run(WithEvent(WithTurn(ctx, t), &r.ev), args)
+	}()
+	select {
+	case r := <-done:
+		return r, true
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(s.cfg.ToolStopGrace)
+	defer grace.Stop()
+	select {
+	case r := <-done:
+		return r, true
+	case <-grace.C:
+		l.logger.Warn("tool left running after the turn ended", "turn_id", t.ID, "tool", ev.Tool, "dur", time.Since(start))
+		return toolResult{}, false
+	}
+}

@@ -185,3 +185,26 @@ func (a jobStore) PendingFirings(ctx context.Context) ([]channels.InboxItem, err
 func (a jobStore) FinishTurn(ctx context.Context, t agent.Turn, text string) error {
 	return a.s.FinishTurn(ctx, t, text)
 }
+
+// consolidationStore adapts the store to what consolidation consumes.
+type consolidationStore struct{ s *memory.Store }
+
+func (c consolidationStore) LiveMessages(ctx context.Context, session string, limit int) ([]agent.StoredMessage, error) {
+	msgs, err := c.s.LiveMessages(ctx, session, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.StoredMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = agent.StoredMessage{ID: m.ID, Message: m.Message}
+	}
+	return out, nil
+}
+
+func (c consolidationStore) Memory(ctx context.Context, scope string) (string, error) {
+	return c.s.Memory(ctx, scope)
+}
+
+func (c consolidationStore) Consolidate(ctx context.Context, k agent.Consolidation) error {
+	return c.s.Consolidate(ctx, memory.Consolidation{Session: k.Session, Scope: k.Scope, UpToID: k.UpToID, HistoryEntry: k.HistoryEntry, Memory: k.Memory, At: k.At})
+}

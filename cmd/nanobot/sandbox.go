@@ -168,3 +168,22 @@ func sandboxLines(cfg *config.Config, abi int) []string {
 	p := cfg.Tools.Exec.SandboxPaths
 	return append(lines, fmt.Sprintf("sandbox paths\tread: %s; write: %s", paths(p.Read), paths(p.Write)))
 }
+
+// announceSandbox says once, at start, what the exec sandbox does, loudly
+// when it is not there.
+func (r *runtime) announceSandbox() {
+	st, ok, err := r.boxes.probe()
+	switch {
+	case !ok:
+	case err != nil:
+		r.logger.Warn("exec sandbox cannot start; shell commands will fail until it can", "err", err)
+	case st.Mode == sandbox.ModeOff:
+		r.logger.Warn("exec sandbox off; shell commands run with the filter alone", "key", "tools.exec.sandbox")
+	case !st.Landlock:
+		r.logger.Warn("exec sandbox NOT AVAILABLE; shell commands run with the filter alone and resource limits", "reason", st.Reason,
+			"per_command", st.Features.String())
+	default:
+		r.logger.Info("exec sandbox on", "landlock_abi", st.ABI, "network", string(st.Network), "per_command", st.Features.String(),
+			"notes", strings.Join(st.Notes, "; "))
+	}
+}

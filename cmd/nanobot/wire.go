@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -501,25 +500,6 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	return s, nil
 }
 
-// announceSandbox says once, at start, what the exec sandbox does, loudly
-// when it is not there.
-func (r *runtime) announceSandbox() {
-	st, ok, err := r.boxes.probe()
-	switch {
-	case !ok:
-	case err != nil:
-		r.logger.Warn("exec sandbox cannot start; shell commands will fail until it can", "err", err)
-	case st.Mode == sandbox.ModeOff:
-		r.logger.Warn("exec sandbox off; shell commands run with the filter alone", "key", "tools.exec.sandbox")
-	case !st.Landlock:
-		r.logger.Warn("exec sandbox NOT AVAILABLE; shell commands run with the filter alone and resource limits", "reason", st.Reason,
-			"per_command", st.Features.String())
-	default:
-		r.logger.Info("exec sandbox on", "landlock_abi", st.ABI, "network", string(st.Network), "per_command", st.Features.String(),
-			"notes", strings.Join(st.Notes, "; "))
-	}
-}
-
 // observeModelCall counts a call in the metrics. A turn's calls reach the
 // usage table with the assistant message the store appends.
 func (r *runtime) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
@@ -569,29 +549,6 @@ type memorySource struct{ r *runtime }
 
 func (m memorySource) Memory(ctx context.Context, t agent.Turn) (string, error) {
 	return m.r.store.Memory(ctx, m.r.scope(t.Session))
-}
-
-// consolidationStore adapts the store to what consolidation consumes.
-type consolidationStore struct{ s *memory.Store }
-
-func (c consolidationStore) LiveMessages(ctx context.Context, session string, limit int) ([]agent.StoredMessage, error) {
-	msgs, err := c.s.LiveMessages(ctx, session, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]agent.StoredMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = agent.StoredMessage{ID: m.ID, Message: m.Message}
-	}
-	return out, nil
-}
-
-func (c consolidationStore) Memory(ctx context.Context, scope string) (string, error) {
-	return c.s.Memory(ctx, scope)
-}
-
-func (c consolidationStore) Consolidate(ctx context.Context, k agent.Consolidation) error {
-	return c.s.Consolidate(ctx, memory.Consolidation{Session: k.Session, Scope: k.Scope, UpToID: k.UpToID, HistoryEntry: k.HistoryEntry, Memory: k.Memory, At: k.At})
 }
 
 func newTurnID() string {
