@@ -398,6 +398,9 @@ func (c *call) scanArgs() {
 
 func (c *call) scanOne(a arg, acc access) {
 	if !a.known() {
+		if !strings.HasPrefix(a.val, "-") && !strings.Contains(a.val, "://") {
+			c.checkUnknownRead(a, acc)
+		}
 		return
 	}
 	v := a.val
@@ -472,12 +475,22 @@ func (c *call) selfCheck() {
 		if anySelf(argTexts(c.argv[1:])) {
 			stop("stops")
 		}
-	case "kill":
+	case "kill", "renice", "prlimit", "cpulimit", "choom", "taskset", "chrt", "ionice", "cgclassify", "gcore", "gdb",
+		"strace", "ltrace", "perf", "criu", "reptyr":
+		// Every command that acts on a process by its id: $(pgrep nanobot)
+		// among its arguments aims it at the bot.
 		for _, a := range c.argv[1:] {
-			if a.self {
+			if a.self && c.name == "kill" {
 				stop("kills")
 				return
 			}
+			if a.self {
+				stop("acts on the process of")
+				return
+			}
+		}
+		if c.name != "kill" {
+			return
 		}
 		for _, p := range c.in {
 			if p.selfPID {

@@ -458,7 +458,7 @@ func (c *call) checkArg(a arg, acc access) string {
 		case accCreate:
 			return ""
 		}
-		return ""
+		return c.checkUnknownRead(a, acc)
 	}
 	if acc == accDelete || acc == accWrite || acc == accPerm {
 		if c.j.inWorkspace(p) {
@@ -468,4 +468,35 @@ func (c *call) checkArg(a arg, acc access) string {
 		}
 	}
 	return c.checkPath(p, acc)
+}
+
+// checkUnknownRead judges a read of a path with parts only known at run
+// time, such as /proc/$(pgrep x)/environ: the unknown parts may be
+// anything, so the path is refused when some value would make it a secret.
+// Only paths whose first element is spelled out are judged this way.
+func (c *call) checkUnknownRead(a arg, acc access) string {
+	if acc != accRead && acc != accReadTree || a.glob {
+		return ""
+	}
+	v := a.val
+	if strings.HasPrefix(v, "~") {
+		return ""
+	}
+	if !strings.HasPrefix(v, "/") {
+		if c.sc.cwd == "" {
+			return ""
+		}
+		v = c.sc.cwd + "/" + v
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(v, "/"), "/")
+	if first == "" || strings.Contains(first, unknownMark) {
+		return ""
+	}
+	pat := path.Clean(strings.ReplaceAll(v, unknownMark, "*"))
+	cat, reason := c.j.classify(pat, acc)
+	if cat != "secrets" {
+		return ""
+	}
+	c.deny(cat, reason)
+	return cat
 }

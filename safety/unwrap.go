@@ -175,6 +175,15 @@ func wrapperSpecs() map[string]optSpec {
 func (c *call) unwrapAll() {
 	specs := c.j.p.wrappers
 	for range 16 {
+		if inner, ok := c.runPackage(); ok {
+			c.layers = append(c.layers, layer{argv: argTexts(c.argv)})
+			c.argv = inner
+			if !c.checkName() {
+				c.name = ""
+				return
+			}
+			continue
+		}
 		spec, ok := specs[c.name]
 		if !ok {
 			if c.name == "uv" || c.name == "poetry" || c.name == "pipenv" || c.name == "bundle" || c.name == "pdm" || c.name == "hatch" {

@@ -38,11 +38,25 @@ func litArg(s string) arg { return arg{val: s} }
 func (j *judge) words(ws []*syntax.Word, sc *scope) []arg {
 	var out []arg
 	for _, w := range ws {
-		for _, bw := range braceWords(w) {
+		bws := braceWords(w)
+		for _, bw := range bws {
+			if len(bws) > 1 && isEmptyWord(bw) {
+				continue // bash drops unquoted empty words: {bash,} is "bash"
+			}
 			out = append(out, j.word(bw, sc))
 		}
 	}
 	return out
+}
+
+// isEmptyWord reports whether a word has no parts but empty literals.
+func isEmptyWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); !ok || l.Value != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // braceWords performs bash brace expansion on a copy of w, keeping the
@@ -124,6 +138,13 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 	case *syntax.CmdSubst:
 		if isPwd(p.Stmts) && sc.cwd != "" {
 			sb.WriteString(sc.cwd)
+			return
+		}
+		if isMktemp(p.Stmts) {
+			// mktemp prints the name of a file it just created under /tmp:
+			// nothing that existed before can be behind it.
+			a.subst = true
+			sb.WriteString("/tmp/tmp.mktemp_")
 			return
 		}
 		if isTokenSubst(p.Stmts) {
@@ -252,6 +273,29 @@ func isTokenSubst(stmts []*syntax.Stmt) bool {
 		return true
 	}
 	return false
+}
+
+// isMktemp reports whether a substitution is mktemp creating a file or
+// directory in the default temporary directory.
+func isMktemp(stmts []*syntax.Stmt) bool {
+	if len(stmts) != 1 || len(stmts[0].Redirs) > 0 || stmts[0].Background {
+		return false
+	}
+	ce, ok := stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 || len(ce.Assigns) > 0 || ce.Args[0].Lit() != "mktemp" {
+		return false
+	}
+	for _, w := range ce.Args[1:] {
+		t := wordText(w)
+		switch {
+		case t == "" && len(w.Parts) > 0, strings.Contains(t, "/"):
+			return false // a template in another directory
+		case t == "-d" || t == "-q" || t == "-t" || t == "--directory" || t == "--quiet" || strings.HasPrefix(t, "--suffix="):
+		case strings.HasPrefix(t, "-"):
+			return false // -p, --tmpdir and -u choose or only name a place
+		}
+	}
+	return true
 }
 
 // isPwd reports whether a substitution is just $(pwd).
