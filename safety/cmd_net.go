@@ -464,6 +464,8 @@ func (c *call) openssl() {
 		return
 	}
 	switch c.argv[1].val {
+	case "speed":
+		c.benchWorkers("-multi")
 	case "s_client":
 		for k, a := range c.argv[2:] {
 			if (a.val == "-connect" || a.val == "-host") && k+3 < len(c.argv) {

@@ -45,3 +45,43 @@ func TestCheckPackageRunners(t *testing.T) {
 		{"npm exec project tool", "npm exec -- jest --watch=false", Allow, ""},
 	})
 }
+
+func TestCheckSecretsThroughOtherTools(t *testing.T) {
+	runChecks(t, deploymentPolicy(t, false), []checkCase{
+		{"aws ecr password", "aws ecr get-login-password --region eu-west-1", Deny, "secrets"},
+		{"aws assume role", "aws sts assume-role --role-arn arn:aws:iam::1:role/x --role-session-name s", Deny, "secrets"},
+		{"gcloud secret access", "gcloud secrets versions access latest --secret=api", Deny, "secrets"},
+		{"az storage keys", "az storage account keys list -n acct", Deny, "secrets"},
+		{"az acr token", "az acr login -n reg --expose-token", Deny, "secrets"},
+		{"aws identity", "aws sts get-caller-identity", Allow, ""},
+		{"aws kms keys", "aws kms list-keys", Allow, ""},
+		{"gcloud list", "gcloud compute instances list", Allow, ""},
+		{"git config token", "git config --get-all http.https://example.com/.extraheader", Deny, "secrets"},
+		{"git config password regexp", "git config --get-regexp 'passw'", Deny, "secrets"},
+		{"git config email", "git config --get user.email", Allow, ""},
+		{"git diff no-index secret", "git diff --no-index /dev/null ~/.aws/credentials", Deny, "secrets"},
+		{"git diff no-index workspace", "git diff --no-index old.txt new.txt", Allow, ""},
+		{"git help flag", "git commit --help", Allow, ""},
+		{"find key glob", "find / -name 'id_e*' -exec head {} +", Deny, "secrets"},
+		{"find path glob", "find ~ -path '*/.aws/*' -exec cat {} \\;", Deny, "secrets"},
+		{"find source glob", "find . -name '*.go' -exec wc -l {} +", Allow, ""},
+		{"find log glob", "find ~ -name '*.log' -exec cat {} \\;", Allow, ""},
+	})
+}
+
+func TestCheckExhaustionBeyondForkBombs(t *testing.T) {
+	runChecks(t, deploymentPolicy(t, false), []checkCase{
+		{"brace loop spawns", "for i in {1..20000}; do nc -l $((9000+i)) & done", Deny, "resource_exhaustion"},
+		{"c loop spawns", "for ((i=0; i<50000; i++)); do sleep 600 & done", Deny, "resource_exhaustion"},
+		{"loop files", "for n in $(seq 1 5000000); do mkdir d$n; done", Deny, "resource_exhaustion"},
+		{"small parallel loop", "for i in $(seq 1 8); do ./job.sh $i & done; wait", Allow, ""},
+		{"small file loop", "for i in $(seq 1 100); do touch f$i; done", Allow, ""},
+		{"perl modifier loop", `perl -e 'print "y" while 1'`, Deny, "resource_exhaustion"},
+		{"benchmark workers", "openssl speed -multi 512 rsa2048", Deny, "resource_exhaustion"},
+		{"benchmark few workers", "openssl speed -multi 2 sha256", Allow, ""},
+		{"xargs endless", "yes | xargs -P 0 -n 1 true", Deny, "resource_exhaustion"},
+		{"xargs bounded", "seq 1 10 | xargs -n 1 echo", Allow, ""},
+		{"cp endless", "cp /dev/urandom noise.bin", Deny, "resource_exhaustion"},
+		{"install endless", "install -m 644 /dev/zero /tmp/z", Deny, "resource_exhaustion"},
+	})
+}

@@ -327,6 +327,9 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 	case "xargs":
 		inner := c.xargsInner(opts, rest)
 		for _, p := range c.in {
+			if p.endless {
+				c.deny("resource_exhaustion", "xargs runs a command for every line of an endless stream")
+			}
 			if p.secretList {
 				c.secretHunt(inner)
 			}

@@ -166,6 +166,7 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 			j.spinLoop(owner, c.Do)
 		}
 	case *syntax.ForClause:
+		j.countedLoop(owner, c)
 		if wi, ok := c.Loop.(*syntax.WordIter); ok {
 			for _, w := range wi.Items {
 				j.substs(w, sc)
