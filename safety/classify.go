@@ -52,6 +52,16 @@ var homePersistence = []string{
 	".local/share/systemd", ".xinitrc", ".xprofile", ".xsession", ".config/environment.d",
 	".pam_environment", ".vimrc", ".inputrc", ".gitconfig", ".config/git/config",
 	".local/share/applications", ".config/upstart", ".tmux.conf", ".screenrc",
+	// Other shells' and the X session's start-up files, and files sourced by them.
+	".bash_aliases", ".bash_functions", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", ".logout", ".xsessionrc",
+	".xinputrc", ".Xsession", ".xserverrc", ".xbindkeysrc", ".config/plasma-workspace/env",
+	".config/plasma-workspace/shutdown", ".config/openbox/autostart", ".config/lxsession", ".config/i3/config",
+	".config/sway/config", ".config/hypr", ".config/labwc/autostart",
+	// Editors' and interpreters' start-up files, which run code when they start.
+	".config/nvim", ".vim", ".gvimrc", ".exrc", ".emacs", ".emacs.d", ".config/emacs", ".config/doom",
+	".gdbinit", ".config/gdb", ".lldbinit", ".pythonrc", ".pythonrc.py", ".ipython/profile_default/startup",
+	".jupyter", ".irbrc", ".pryrc", ".Rprofile", ".perldb", ".psqlrc", ".sqliterc", ".config/direnv", ".envrc",
+	".config/mpv/scripts", ".config/git/hooks", ".git-templates", ".config/Code/User/tasks.json", ".wgetrc", ".curlrc",
 }
 
 var systemPersistence = []string{

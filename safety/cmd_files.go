@@ -501,6 +501,11 @@ func (c *call) tar() {
 		if file.val != "" && file.val != "-" {
 			c.checkArg(file, accWrite)
 		}
+		if hasWord(c.argv, "--remove-files") {
+			for _, o := range ops {
+				c.checkArg(o, accDelete) // archived, then deleted
+			}
+		}
 		for _, o := range ops {
 			if dir.val != "" && !strings.HasPrefix(o.val, "/") {
 				o = arg{val: dir.val + "/" + o.val}
@@ -516,8 +521,9 @@ func (c *call) tar() {
 		if file.val != "" && file.val != "-" {
 			c.checkArg(file, accRead)
 		}
+		c.taintUnpacked(file, dir)
 		if dir.val != "" {
-			c.checkArg(dir, accWrite)
+			c.unpackTarget(dir)
 		}
 	default:
 		if file.val != "" {
@@ -564,11 +570,13 @@ func (c *call) zip() {
 func (c *call) unzip() {
 	c.noPathScan = true
 	opts, ops := c.split(optSpec{short: "dxP", long: []string{}})
-	if d, ok := hasOpt(opts, "d"); ok {
-		c.checkArg(d, accWrite)
+	d, _ := hasOpt(opts, "d")
+	if d.val != "" {
+		c.unpackTarget(d)
 	}
 	if len(ops) > 0 {
 		c.checkArg(ops[0], accRead)
+		c.taintUnpacked(ops[0], d)
 	}
 }
 

@@ -31,6 +31,10 @@ func (c *call) dataFile(f arg, what string) {
 		c.ci.sink = true
 		return
 	}
+	if rest, ok := strings.CutPrefix(f.val, "~/"); ok && c.j.p.home != "" {
+		// The shell leaves this tilde alone, but it can only mean home.
+		f = part(f, c.j.p.home+"/"+rest)
+	}
 	p, ok := c.j.resolve(f, c.sc)
 	if !ok {
 		c.deny("exfiltration", what+" uploads a file only known at run time")
@@ -310,6 +314,7 @@ func (c *call) fetcher() {
 		c.httpDelete(targets)
 	}
 	if c.name == "aria2c" {
+		c.aria2Outputs()
 		return
 	}
 	if !out {
@@ -668,4 +673,5 @@ func (c *call) ftp() {
 			return
 		}
 	}
+	c.ftpGets(text)
 }

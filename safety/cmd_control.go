@@ -1,0 +1,116 @@
+package safety
+
+import (
+	"strings"
+)
+
+// Remote control without a reverse shell: terminal-sharing services
+// (tmate, upterm, sshx), relays that reach through NAT (gsocket), web
+// terminals (ttyd, gotty), remote desktops and generated remote-access
+// payloads all hand this machine to someone elsewhere. So do helpers that
+// open a root shell (machinectl shell) and container runtimes driven
+// below docker (ctr, crictl), which take the same host-handing options.
+
+func registerControlHandlers(reg func(func(*call), ...string)) {
+	reg((*call).remoteControl, "tmate", "upterm", "sshx", "tty-share", "teleconsole", "gs-netcat", "gs-sftp", "gs-mount",
+		"gsocket", "ttyd", "gotty", "wetty", "shellinaboxd", "x11vnc", "x0vncserver", "vncserver", "tigervncserver",
+		"tightvncserver", "rustdesk", "anydesk", "teamviewer", "meshagent", "screego")
+	reg((*call).payload, "msfvenom", "msfconsole", "msfpc", "msf-pattern_create", "sliver-client", "sliver-server", "pwncat", "pwncat-cs", "villain", "hoaxshell")
+	reg((*call).machinectl, "machinectl")
+	reg((*call).ctr, "ctr", "crictl")
+}
+
+// onlyAsksForHelp reports whether a command's arguments only ask for its
+// help or version.
+func (c *call) onlyAsksForHelp() bool {
+	if len(c.argv) != 2 {
+		return false
+	}
+	switch c.argv[1].val {
+	case "-h", "--help", "help", "-V", "--version", "version":
+		return true
+	}
+	return false
+}
+
+func (c *call) remoteControl() {
+	if c.onlyAsksForHelp() {
+		return
+	}
+	c.deny("reverse_shell", c.name+" hands control of this machine to someone on the network")
+}
+
+func (c *call) payload() {
+	if c.onlyAsksForHelp() {
+		return
+	}
+	c.deny("reverse_shell", c.name+" builds or drives remote-access payloads")
+}
+
+// machinectl judges the verbs that open a shell or run a command in a
+// machine, the host included, as another user.
+func (c *call) machinectl() {
+	_, ops := c.split(optSpec{short: "pMHEo", long: []string{"property", "machine", "host", "setenv", "uid", "output", "signal", "kill-whom"}})
+	if len(ops) == 0 {
+		return
+	}
+	switch ops[0].val {
+	case "shell", "login":
+		c.deny("privilege", "machinectl "+ops[0].val+" opens a shell as another user")
+	case "poweroff", "reboot", "terminate", "kill", "stop", "remove", "clean":
+		c.ask("containers", "machinectl "+ops[0].val+" stops or removes a machine")
+	case "bind", "copy-to", "import-tar", "import-raw", "import-fs", "pull-tar", "pull-raw", "start", "enable", "disable":
+		c.ask("containers", "machinectl "+ops[0].val+" changes a machine")
+	}
+}
+
+// ctr judges containerd's and CRI's clients like docker: starting a
+// container is asked about, the options that hand it the host are refused.
+func (c *call) ctr() {
+	c.noPathScan = true
+	_, ops := c.split(optSpec{short: "na", long: []string{"namespace", "address", "timeout", "connect-timeout", "runtime-endpoint", "image-endpoint", "config"}})
+	if len(ops) == 0 {
+		return
+	}
+	verb := ops[0].val
+	sub := ""
+	if len(ops) > 1 {
+		sub = ops[1].val
+	}
+	var rest []arg
+	for k, a := range c.argv {
+		if a.val == verb && k+1 <= len(c.argv) {
+			rest = c.argv[k+1:]
+			break
+		}
+	}
+	switch {
+	case verb == "run", verb == "exec", verb == "create",
+		(verb == "container" || verb == "containers" || verb == "c") && sub == "create",
+		(verb == "task" || verb == "tasks" || verb == "t") && (sub == "exec" || sub == "start"):
+		c.dockerRunFlags(rest)
+		c.ask("containers", c.name+" starts a container")
+	case verb == "ps", verb == "images", verb == "version", verb == "info", verb == "inspect", verb == "inspecti", verb == "logs", verb == "stats",
+		sub == "ls" || sub == "list" || sub == "info" || sub == "check":
+	default:
+		c.ask("containers", c.name+" "+strings.TrimSpace(verb+" "+sub)+" changes containers or images")
+	}
+}
+
+// runsFound judges find -exec {} ...: each file found is run as a program.
+// Setuid programs run that way are a privilege escalation probe; programs
+// found outside the workspace are of unknown origin.
+func (c *call) runsFound(expr []arg, outside bool) {
+	for k, e := range expr {
+		if e.val == "-perm" && k+1 < len(expr) {
+			m := expr[k+1].val
+			if strings.Contains(m, "4000") || strings.Contains(m, "6000") || strings.Contains(m, "2000") || strings.Contains(m, "u+s") || strings.Contains(m, "g+s") || strings.Contains(m, "u=s") {
+				c.deny("privilege", "runs the setuid programs a search finds")
+				return
+			}
+		}
+	}
+	if outside {
+		c.deny("obfuscation", "runs the programs a search finds outside the workspace")
+	}
+}
