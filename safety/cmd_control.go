@@ -1,19 +1,20 @@
 package safety
 
 import (
+	"regexp"
 	"strings"
 )
 
 // Remote control without a reverse shell: terminal-sharing services
 // (tmate, upterm, sshx), relays that reach through NAT (gsocket), web
-// terminals (ttyd, gotty), remote desktops and generated remote-access
+// terminals (wetty; ttyd and gotty are with the servers), remote desktops and generated remote-access
 // payloads all hand this machine to someone elsewhere. So do helpers that
 // open a root shell (machinectl shell) and container runtimes driven
 // below docker (ctr, crictl), which take the same host-handing options.
 
 func registerControlHandlers(reg func(func(*call), ...string)) {
 	reg((*call).remoteControl, "tmate", "upterm", "sshx", "tty-share", "teleconsole", "gs-netcat", "gs-sftp", "gs-mount",
-		"gsocket", "ttyd", "gotty", "wetty", "shellinaboxd", "x11vnc", "x0vncserver", "vncserver", "tigervncserver",
+		"gsocket", "wetty", "shellinaboxd", "x11vnc", "x0vncserver", "vncserver", "tigervncserver",
 		"tightvncserver", "rustdesk", "anydesk", "teamviewer", "meshagent", "screego")
 	reg((*call).payload, "msfvenom", "msfconsole", "msfpc", "msf-pattern_create", "sliver-client", "sliver-server", "pwncat", "pwncat-cs", "villain", "hoaxshell")
 	reg((*call).machinectl, "machinectl")
@@ -113,4 +114,42 @@ func (c *call) runsFound(expr []arg, outside bool) {
 	if outside {
 		c.deny("obfuscation", "runs the programs a search finds outside the workspace")
 	}
+}
+
+// scriptName matches the file name of a script: what pkill -f or killall
+// is given to stop one program of the user's rather than every process of
+// an interpreter or a service.
+var scriptName = regexp.MustCompile(`^(?:[\w-]+/)*[\w-]+\.(?:py|sh|bash|js|mjs|cjs|ts|rb|pl|php|lua|R|jl)$`)
+
+// stopsOwnScript reports whether pkill or killall only names scripts by
+// their file names, with no selection by user, group, session or parent.
+func (c *call) stopsOwnScript() bool {
+	if c.name != "pkill" && c.name != "killall" {
+		return false
+	}
+	named := false
+	for _, a := range c.argv[1:] {
+		v := a.val
+		switch {
+		case !a.known():
+			return false
+		case v == "-f" || v == "--full" || v == "-x" || v == "--exact" || v == "-e" || v == "--echo" || v == "-c" || v == "--count":
+		case strings.HasPrefix(v, "-") && isSignalOpt(v[1:]):
+		case strings.HasPrefix(v, "-"):
+			return false
+		case scriptName.MatchString(v):
+			named = true
+		default:
+			return false
+		}
+	}
+	return named
+}
+
+func isSignalOpt(s string) bool {
+	switch strings.TrimPrefix(strings.ToUpper(s), "SIG") {
+	case "TERM", "INT", "HUP", "KILL", "QUIT", "USR1", "USR2", "15", "2", "1", "9", "3", "10", "12":
+		return true
+	}
+	return false
 }

@@ -186,6 +186,9 @@ func (c *call) killall() {
 			return
 		}
 	}
+	if c.stopsOwnScript() {
+		return
+	}
 	c.deny("services", c.name+" kills processes by name")
 }
 

@@ -134,3 +134,19 @@ func TestCheckOtherHooksAndEncodings(t *testing.T) {
 		{"python chr print", `python3 -c "print(''.join(map(chr, [72, 105])))"`, Allow, ""},
 	})
 }
+
+func TestCheckOwnScriptsAndPublishing(t *testing.T) {
+	runChecks(t, deploymentPolicy(t, false), []checkCase{
+		{"stop own script", "pkill -f scripts/train.py", Allow, ""},
+		{"killall own script", "killall -INT server.js", Allow, ""},
+		{"stop interpreter", "pkill -f node", Deny, "services"},
+		{"stop script of a user", "pkill -U postgres backup.sh", Deny, "services"},
+		{"stop script of the bot", "pkill -f nanobot.py", Deny, "self_tamper"},
+		{"module publishes", "python3 -m twine upload dist/*", Ask, "publish"},
+		{"module runs tests", "python3 -m pytest -x", Allow, ""},
+		{"site deploy", "mkdocs gh-deploy --force", Ask, "publish"},
+		{"site server", "mkdocs serve", Allow, ""},
+		{"playbook", "ansible-playbook -i hosts deploy.yml", Ask, "remote_destructive"},
+		{"playbook dry run", "ansible-playbook -i hosts deploy.yml --check", Allow, ""},
+	})
+}

@@ -277,6 +277,12 @@ func (c *call) pyModule(module string, ops []arg) {
 				c.ci.decode = true
 			}
 		}
+	default:
+		// A module that is also a command (twine, ansible, black) does
+		// what that command does.
+		if _, ok := c.j.p.handlers[module]; ok && !strings.Contains(module, ".") && !isInterpreter(module) && !isShellName(module) {
+			c.j.judgeArgv(c.owner, append([]arg{litArg(module)}, ops...), c.sc)
+		}
 	}
 }
 
