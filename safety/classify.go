@@ -503,9 +503,17 @@ func (c *call) checkUnknownRead(a arg, acc access) string {
 		return ""
 	}
 	pat := path.Clean(strings.ReplaceAll(v, unknownMark, "*"))
+	if rest, ok := strings.CutPrefix(pat, "/proc/*/"); ok {
+		// A process id found at run time: only the per-process files
+		// that hold secrets matter, not whatever else /proc holds.
+		pat = "/proc/self/" + rest
+	}
 	cat, reason := c.j.classify(pat, acc)
 	if cat != "secrets" {
 		return ""
+	}
+	if i := strings.LastIndex(reason, ": "); i >= 0 {
+		reason = reason[:i+2] + a.text()
 	}
 	c.deny(cat, reason)
 	return cat

@@ -13,7 +13,7 @@ import (
 // cloudSecretVerb matches the verbs of cloud CLIs that print, mint or
 // export credentials: get-access-token, print-identity-token,
 // get-login-password, export-credentials, get-authorization-token.
-var cloudSecretVerb = regexp.MustCompile(`^(get|print|export|generate|reset|show|download|access|decrypt|assume)-?.*(token|password|credentials?|secret-value|secrets?|access-key|keys?|role(-with-[a-z-]+)?)$`)
+var cloudSecretVerb = regexp.MustCompile(`^(get|print|export|generate|reset|show|download|access|decrypt)-?.*(token|password|credentials?|secret-value|secrets?|access-key|keys?)$|^assume-role`)
 
 // cloudSecretPairs are noun-verb pairs of cloud CLIs that reveal or mint
 // secrets (az keyvault secret show, gcloud secrets versions access,
@@ -35,7 +35,7 @@ func cloudPrintsCredentials(args []string) bool {
 		}
 	}
 	for k, o := range ops {
-		if cloudSecretVerb.MatchString(o) {
+		if cloudSecretVerb.MatchString(o) && !strings.Contains(o, "public") {
 			return true
 		}
 		if k > 0 {
@@ -63,6 +63,8 @@ func gitConfigReadsSecret(rest []arg) bool {
 			get = true
 		case strings.HasPrefix(a.val, "-"):
 		case !get && !strings.Contains(a.val, "."):
+		case strings.HasSuffix(a.val, ".helper") || strings.HasSuffix(a.val, ".username"):
+			// names a helper program or a user, not a credential
 		default:
 			if secretConfigKey.MatchString(a.val) {
 				return true
