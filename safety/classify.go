@@ -485,8 +485,8 @@ func (c *call) checkArg(a arg, acc access) string {
 // anything, so the path is refused when some value would make it a secret.
 // Only paths whose first element is spelled out are judged this way.
 func (c *call) checkUnknownRead(a arg, acc access) string {
-	if acc != accRead && acc != accReadTree || a.glob {
-		return ""
+	if acc != accRead && acc != accReadTree || a.glob || a.inherited && !a.subst {
+		return "" // the environment is not the model's to choose
 	}
 	v := a.val
 	if strings.HasPrefix(v, "~") {

@@ -24,7 +24,10 @@ type arg struct {
 	decode bool   // a substitution inside runs a decoder
 	secret bool   // a substitution inside searches for files holding credentials
 	self   bool   // a substitution inside prints nanobot's process ids
-	proc   *syntax.ProcSubst
+	// inherited: an unknown part is a plain variable the line never sets,
+	// so its value comes from the environment the bot runs in.
+	inherited bool
+	proc      *syntax.ProcSubst
 }
 
 func (a arg) known() bool { return !strings.Contains(a.val, unknownMark) }
@@ -129,7 +132,11 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 			j.wordPart(a, sb, pp, sc, first && i == 0, true)
 		}
 	case *syntax.ParamExp:
-		sb.WriteString(sc.param(p))
+		v := sc.param(p)
+		sb.WriteString(v)
+		if v == unknownMark && p.Param != nil && sc.vars[p.Param.Value] == nil && p.Exp == nil && p.Repl == nil && !p.Excl && p.Slice == nil && p.Index == nil {
+			a.inherited = true
+		}
 		if p.Param != nil {
 			if v := sc.vars[p.Param.Value]; v != nil && v.secret {
 				a.secret = true
