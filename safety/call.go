@@ -483,8 +483,7 @@ func (c *call) selfCheck() {
 			if a.self && c.name == "kill" {
 				stop("kills")
 				return
-			}
-			if a.self {
+			} else if a.self {
 				stop("acts on the process of")
 				return
 			}

@@ -501,16 +501,15 @@ func (c *call) tar() {
 		if file.val != "" && file.val != "-" {
 			c.checkArg(file, accWrite)
 		}
-		if hasWord(c.argv, "--remove-files") {
-			for _, o := range ops {
-				c.checkArg(o, accDelete) // archived, then deleted
-			}
-		}
+		remove := hasWord(c.argv, "--remove-files")
 		for _, o := range ops {
 			if dir.val != "" && !strings.HasPrefix(o.val, "/") {
 				o = arg{val: dir.val + "/" + o.val}
 			}
 			c.scanOne(o, accReadTree)
+			if remove {
+				c.checkArg(o, accDelete) // archived, then deleted
+			}
 		}
 		for _, o := range ops {
 			if p, ok := c.j.resolve(o, c.sc); ok && !c.j.inWorkspace(p) && !isTemp(p) {
