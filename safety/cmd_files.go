@@ -554,6 +554,13 @@ func (c *call) zip() {
 		archive, ops = ops[0], ops[1:]
 		if !strings.HasPrefix(c.argv[1].val, "a") {
 			c.checkArg(archive, accRead)
+			out := arg{}
+			for _, a := range c.argv[2:] {
+				if strings.HasPrefix(a.val, "-o") {
+					out = part(a, a.val[2:])
+				}
+			}
+			c.taintUnpacked(archive, out)
 			return
 		}
 	}

@@ -622,6 +622,7 @@ func (c *call) scp() {
 		}
 	}
 	c.checkArg(dest, accWrite)
+	c.taintCopies(srcs, dest, tree)
 }
 
 func (c *call) mail() {

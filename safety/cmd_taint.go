@@ -88,3 +88,27 @@ func (c *call) unpackTarget(dir arg) {
 	}
 	c.checkArg(dir, accWrite)
 }
+
+// taintCopies marks what scp or rsync copies from another host: the
+// destination, the file of each remote source's name inside it, and when
+// a tree is copied everything under the destination.
+func (c *call) taintCopies(srcs []arg, dest arg, tree bool) {
+	remote := false
+	for _, s := range srcs {
+		if !isRemoteSpec(s.val) {
+			continue
+		}
+		remote = true
+		_, file, _ := strings.Cut(s.val, ":")
+		if b := path.Base(strings.TrimPrefix(file, ":")); b != "." && b != "/" && b != "" {
+			c.taintDownload(part(dest, strings.TrimSuffix(dest.val, "/")+"/"+b))
+		}
+	}
+	if !remote {
+		return
+	}
+	c.taintDownload(dest)
+	if p, ok := c.j.resolve(dest, c.sc); ok && tree {
+		c.sc.tainted[p+"/"] = "download_exec"
+	}
+}
