@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -137,7 +138,7 @@ func (c *call) stopsOwnScript() bool {
 		case strings.HasPrefix(v, "-") && isSignalOpt(v[1:]):
 		case strings.HasPrefix(v, "-"):
 			return false
-		case scriptName.MatchString(v):
+		case namesScript(v):
 			named = true
 		default:
 			return false
@@ -152,4 +153,42 @@ func isSignalOpt(s string) bool {
 		return true
 	}
 	return false
+}
+
+// namesScript reports whether a pkill pattern is a script's file name,
+// alone or after the interpreter that runs it ("node server.js").
+func namesScript(v string) bool {
+	f := strings.Fields(v)
+	switch {
+	case len(f) == 1:
+		return scriptName.MatchString(f[0])
+	case len(f) == 2:
+		return (isInterpreter(f[0]) || isShellName(f[0])) && scriptName.MatchString(f[1])
+	}
+	return false
+}
+
+// loginHere refuses ssh into this very machine as another user: with a
+// key or password at hand that is sudo by another name.
+func (c *call) loginHere(dest arg, opts []opt) {
+	user, host, ok := strings.Cut(strings.TrimPrefix(dest.val, "ssh://"), "@")
+	if !ok {
+		user, host = "", user
+	}
+	if l, ok := hasOpt(opts, "l"); ok {
+		user = l.val
+	}
+	host, _, _ = strings.Cut(host, ":")
+	switch strings.Trim(host, "[]") {
+	case "localhost", "127.0.0.1", "::1", "0.0.0.0", "localhost.localdomain", "127.1":
+	default:
+		return
+	}
+	self := ""
+	if c.j.p.home != "" {
+		self = path.Base(c.j.p.home)
+	}
+	if user != "" && user != self {
+		c.deny("privilege", c.name+" logs into this machine as "+user)
+	}
 }

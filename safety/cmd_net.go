@@ -522,6 +522,7 @@ func (c *call) ssh() {
 	if len(rest) == 0 {
 		return
 	}
+	c.loginHere(rest[0], opts)
 	c.ci.sink = true
 	if len(rest) > 1 {
 		var parts []string

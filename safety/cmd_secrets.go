@@ -134,3 +134,23 @@ func hasWord(args []arg, w string) bool {
 	}
 	return false
 }
+
+func registerSecretHandlers(reg func(func(*call), ...string)) {
+	reg((*call).keyring, "keyring", "kwallet-query", "lssecret", "gopass", "passage")
+}
+
+// keyring judges the command-line clients of desktop keyrings and
+// password stores: reading an entry prints a secret.
+func (c *call) keyring() {
+	_, ops := c.split(optSpec{short: "bpf", long: []string{"keyring-backend", "keyring-path", "folder", "wallet"}})
+	switch {
+	case c.name == "kwallet-query" && !hasWord(c.argv, "-l") && !hasWord(c.argv, "--list-entries"),
+		c.name == "lssecret" && (hasWord(c.argv, "-s") || hasWord(c.argv, "--secrets")):
+		c.deny("secrets", c.name+" prints stored secrets")
+	case len(ops) == 0:
+	case ops[0].val == "get" || ops[0].val == "show" || ops[0].val == "cat" || ops[0].val == "otp" || ops[0].val == "export" || ops[0].val == "clip":
+		c.deny("secrets", c.name+" "+ops[0].val+" prints a stored secret")
+	case c.name != "keyring" && (len(ops) == 1 && !strings.HasPrefix(ops[0].val, "-") && ops[0].val != "ls" && ops[0].val != "list" && ops[0].val != "help" && ops[0].val != "version"):
+		c.deny("secrets", c.name+" prints a stored secret")
+	}
+}

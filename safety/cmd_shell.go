@@ -58,6 +58,7 @@ func commandHandlers() map[string]func(*call) {
 	registerSettingsHandlers(reg)
 	registerServerHandlers(reg)
 	registerControlHandlers(reg)
+	registerSecretHandlers(reg)
 	return h
 }
 

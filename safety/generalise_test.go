@@ -161,3 +161,15 @@ func TestCheckOwnScriptsAndPublishing(t *testing.T) {
 		{"playbook dry run", "ansible-playbook -i hosts deploy.yml --check", Allow, ""},
 	})
 }
+
+func TestCheckKeyringsAndLocalLogins(t *testing.T) {
+	runChecks(t, deploymentPolicy(t, false), []checkCase{
+		{"keyring get", "keyring get github token", Deny, "secrets"},
+		{"gopass entry", "gopass cloud/aws", Deny, "secrets"},
+		{"gopass list", "gopass ls", Allow, ""},
+		{"ssh root here", "ssh -p 22 root@127.0.0.1 id", Deny, "privilege"},
+		{"ssh other user here", "ssh -l www-data localhost", Deny, "privilege"},
+		{"ssh here as self", "ssh localhost uptime", Allow, ""},
+		{"stop interpreter and script", `pkill -f "python3 worker.py"`, Allow, ""},
+	})
+}
