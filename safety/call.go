@@ -23,6 +23,7 @@ type callInfo struct {
 	shell     bool   // an interpreter reading a program from stdin
 	lister    string // lists file names under this workspace directory
 	endless   bool   // writes an endless stream (yes, cat /dev/zero)
+	lines     int64  // the number of lines it prints, when known (seq)
 	// secretList lists files found by a search for credentials.
 	secretList bool
 	selfPID    bool // prints the process ids of nanobot (pgrep nanobot)

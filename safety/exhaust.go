@@ -154,6 +154,7 @@ func (c *call) endlessStream() {
 			}
 		}
 	case "seq":
+		c.ci.lines = seqLines(c.argv[1:])
 		for _, a := range c.argv[1:] {
 			if l := strings.ToLower(strings.TrimPrefix(a.val, "+")); l == "inf" || l == "infinity" {
 				c.ci.endless = true

@@ -95,9 +95,28 @@ func seqCount(stmts []*syntax.Stmt) (int64, bool) {
 	if !ok || len(ce.Args) < 2 || len(ce.Args) > 4 || ce.Args[0].Lit() != "seq" {
 		return 0, false
 	}
-	var nums []int64
+	var args []string
 	for _, w := range ce.Args[1:] {
-		n, err := strconv.ParseInt(w.Lit(), 10, 64)
+		args = append(args, w.Lit())
+	}
+	return seqNumbers(args)
+}
+
+// seqLines is the number of lines seq prints for these arguments, or 0
+// when it is not known.
+func seqLines(argv []arg) int64 {
+	n, _ := seqNumbers(argTexts(argv))
+	return n
+}
+
+// seqNumbers counts the lines of seq [first [step]] last.
+func seqNumbers(args []string) (int64, bool) {
+	if len(args) == 0 || len(args) > 3 {
+		return 0, false
+	}
+	var nums []int64
+	for _, w := range args {
+		n, err := strconv.ParseInt(w, 10, 64)
 		if err != nil {
 			return 0, false
 		}
@@ -152,6 +171,31 @@ func (c *call) benchWorkers(names ...string) {
 		if n, err := strconv.Atoi(v.val); err == nil && n > maxBenchWorkers {
 			c.deny("resource_exhaustion", c.name+" starts "+v.val+" busy workers")
 			return
+		}
+	}
+}
+
+// countedXargs refuses xargs fed a counted stream (seq 1 N) that would
+// start more than maxLoopSpawns commands at once or create more than
+// maxLoopFiles files, like the loops above.
+func (c *call) countedXargs(opts []opt, inner []arg) {
+	var n int64
+	for _, p := range c.in {
+		n = max(n, p.lines)
+	}
+	if n < maxLoopSpawns {
+		return
+	}
+	if p, ok := hasOpt(opts, "P", "max-procs"); ok {
+		if k, err := strconv.Atoi(p.val); err == nil && (k == 0 || k >= maxLoopSpawns) {
+			c.deny("resource_exhaustion", "xargs starts up to "+strconv.FormatInt(n, 10)+" commands at once")
+			return
+		}
+	}
+	if len(inner) > 0 && n >= maxLoopFiles {
+		switch baseName(inner[0].val) {
+		case "touch", "mkdir", "fallocate", "truncate", "dd", "cp", "ln", "mkfifo", "mktemp", "split", "install", "tee":
+			c.deny("resource_exhaustion", "xargs creates "+strconv.FormatInt(n, 10)+" files")
 		}
 	}
 }

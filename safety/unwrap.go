@@ -326,6 +326,7 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 		return rest, false, true
 	case "xargs":
 		inner := c.xargsInner(opts, rest)
+		c.countedXargs(opts, inner)
 		for _, p := range c.in {
 			if p.endless {
 				c.deny("resource_exhaustion", "xargs runs a command for every line of an endless stream")

@@ -400,7 +400,17 @@ func (j *judge) collectVars(f *syntax.File, sc *scope) {
 				}
 			}
 		case *syntax.DeclClause:
+			nameref := false
 			for _, as := range n.Args {
+				if as.Name == nil && as.Value != nil && strings.HasPrefix(as.Value.Lit(), "-") && strings.Contains(as.Value.Lit(), "n") {
+					nameref = true // declare -n: the name stands for another variable
+				}
+			}
+			for _, as := range n.Args {
+				if nameref && as.Name != nil {
+					setVal(as.Name.Value, arg{}, false)
+					continue
+				}
 				assign(as)
 			}
 		case *syntax.ForClause:
