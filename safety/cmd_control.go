@@ -20,6 +20,40 @@ func registerControlHandlers(reg func(func(*call), ...string)) {
 	reg((*call).payload, "msfvenom", "msfconsole", "msfpc", "msf-pattern_create", "sliver-client", "sliver-server", "pwncat", "pwncat-cs", "villain", "hoaxshell")
 	reg((*call).machinectl, "machinectl")
 	reg((*call).ctr, "ctr", "crictl")
+	reg((*call).capsh, "capsh")
+	reg((*call).detacher, "dtach", "abduco")
+}
+
+// capsh runs bash with the capabilities and user ids it is given.
+func (c *call) capsh() {
+	for k, a := range c.argv[1:] {
+		name, _, _ := strings.Cut(a.val, "=")
+		switch name {
+		case "--user", "--uid", "--gid", "--groups", "--caps", "--addamb", "--inh", "--secbits", "--chroot":
+			c.deny("privilege", "capsh changes user ids or capabilities")
+		case "--":
+			c.j.judgeArgv(c.owner, append([]arg{litArg("bash")}, c.argv[k+2:]...), c.sc)
+			return
+		}
+	}
+}
+
+// detacher judges the command dtach or abduco starts in a detached
+// session: "dtach -n SOCKET [-e C] [-r M] CMD", "abduco -c NAME CMD".
+func (c *call) detacher() {
+	args := c.argv[1:]
+	for k := 0; k < len(args); k++ {
+		switch v := args[k].val; {
+		case v == "-a" || v == "-A" || v == "-c" || v == "-n" || v == "-N":
+			k++ // the socket or session name
+		case v == "-e" || v == "-r":
+			k++
+		case strings.HasPrefix(v, "-"):
+		default:
+			c.j.judgeArgv(c.owner, args[k:], c.sc)
+			return
+		}
+	}
 }
 
 // onlyAsksForHelp reports whether a command's arguments only ask for its
