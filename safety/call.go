@@ -23,6 +23,7 @@ type callInfo struct {
 	shell     bool   // an interpreter reading a program from stdin
 	lister    string // lists file names under this workspace directory
 	endless   bool   // writes an endless stream (yes, cat /dev/zero)
+	lines     int64  // the number of lines it prints, when known (seq)
 	// secretList lists files found by a search for credentials.
 	secretList bool
 	selfPID    bool // prints the process ids of nanobot (pgrep nanobot)
@@ -413,6 +414,9 @@ func (c *call) scanArgs() {
 
 func (c *call) scanOne(a arg, acc access) {
 	if !a.known() {
+		if !strings.HasPrefix(a.val, "-") && !strings.Contains(a.val, "://") {
+			c.checkUnknownRead(a, acc)
+		}
 		return
 	}
 	v := a.val
@@ -487,12 +491,21 @@ func (c *call) selfCheck() {
 		if anySelf(argTexts(c.argv[1:])) {
 			stop("stops")
 		}
-	case "kill":
+	case "kill", "renice", "prlimit", "cpulimit", "choom", "taskset", "chrt", "ionice", "cgclassify", "gcore", "gdb",
+		"strace", "ltrace", "perf", "criu", "reptyr":
+		// Every command that acts on a process by its id: $(pgrep nanobot)
+		// among its arguments aims it at the bot.
 		for _, a := range c.argv[1:] {
-			if a.self {
+			if a.self && c.name == "kill" {
 				stop("kills")
 				return
+			} else if a.self {
+				stop("acts on the process of")
+				return
 			}
+		}
+		if c.name != "kill" {
+			return
 		}
 		for _, p := range c.in {
 			if p.selfPID {

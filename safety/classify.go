@@ -52,6 +52,16 @@ var homePersistence = []string{
 	".local/share/systemd", ".xinitrc", ".xprofile", ".xsession", ".config/environment.d",
 	".pam_environment", ".vimrc", ".inputrc", ".gitconfig", ".config/git/config",
 	".local/share/applications", ".config/upstart", ".tmux.conf", ".screenrc",
+	// Other shells' and the X session's start-up files, and files sourced by them.
+	".bash_aliases", ".bash_functions", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", ".logout", ".xsessionrc",
+	".xinputrc", ".Xsession", ".xserverrc", ".xbindkeysrc", ".config/plasma-workspace/env",
+	".config/plasma-workspace/shutdown", ".config/openbox/autostart", ".config/lxsession", ".config/i3/config",
+	".config/sway/config", ".config/hypr", ".config/labwc/autostart",
+	// Editors' and interpreters' start-up files, which run code when they start.
+	".config/nvim", ".vim", ".gvimrc", ".exrc", ".emacs", ".emacs.d", ".config/emacs", ".config/doom",
+	".gdbinit", ".config/gdb", ".lldbinit", ".pythonrc", ".pythonrc.py", ".ipython/profile_default/startup",
+	".jupyter", ".irbrc", ".pryrc", ".Rprofile", ".perldb", ".psqlrc", ".sqliterc", ".config/direnv", ".envrc",
+	".config/mpv/scripts", ".config/git/hooks", ".git-templates", ".config/Code/User/tasks.json", ".wgetrc", ".curlrc",
 }
 
 var systemPersistence = []string{
@@ -458,7 +468,7 @@ func (c *call) checkArg(a arg, acc access) string {
 		case accCreate:
 			return ""
 		}
-		return ""
+		return c.checkUnknownRead(a, acc)
 	}
 	if acc == accDelete || acc == accWrite || acc == accPerm {
 		if c.j.inWorkspace(p) {
@@ -468,4 +478,43 @@ func (c *call) checkArg(a arg, acc access) string {
 		}
 	}
 	return c.checkPath(p, acc)
+}
+
+// checkUnknownRead judges a read of a path with parts only known at run
+// time, such as /proc/$(pgrep x)/environ: the unknown parts may be
+// anything, so the path is refused when some value would make it a secret.
+// Only paths whose first element is spelled out are judged this way.
+func (c *call) checkUnknownRead(a arg, acc access) string {
+	if acc != accRead && acc != accReadTree || a.glob || a.inherited && !a.subst {
+		return "" // the environment is not the model's to choose
+	}
+	v := a.val
+	if strings.HasPrefix(v, "~") {
+		return ""
+	}
+	if !strings.HasPrefix(v, "/") {
+		if c.sc.cwd == "" {
+			return ""
+		}
+		v = c.sc.cwd + "/" + v
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(v, "/"), "/")
+	if first == "" || strings.Contains(first, unknownMark) {
+		return ""
+	}
+	pat := path.Clean(strings.ReplaceAll(v, unknownMark, "*"))
+	if rest, ok := strings.CutPrefix(pat, "/proc/*/"); ok {
+		// A process id found at run time: only the per-process files
+		// that hold secrets matter, not whatever else /proc holds.
+		pat = "/proc/self/" + rest
+	}
+	cat, reason := c.j.classify(pat, acc)
+	if cat != "secrets" {
+		return ""
+	}
+	if i := strings.LastIndex(reason, ": "); i >= 0 {
+		reason = reason[:i+2] + a.text()
+	}
+	c.deny(cat, reason)
+	return cat
 }

@@ -501,11 +501,15 @@ func (c *call) tar() {
 		if file.val != "" && file.val != "-" {
 			c.checkArg(file, accWrite)
 		}
+		remove := hasWord(c.argv, "--remove-files")
 		for _, o := range ops {
 			if dir.val != "" && !strings.HasPrefix(o.val, "/") {
 				o = arg{val: dir.val + "/" + o.val}
 			}
 			c.scanOne(o, accReadTree)
+			if remove {
+				c.checkArg(o, accDelete) // archived, then deleted
+			}
 		}
 		for _, o := range ops {
 			if p, ok := c.j.resolve(o, c.sc); ok && !c.j.inWorkspace(p) && !isTemp(p) {
@@ -516,8 +520,9 @@ func (c *call) tar() {
 		if file.val != "" && file.val != "-" {
 			c.checkArg(file, accRead)
 		}
+		c.taintUnpacked(file, dir)
 		if dir.val != "" {
-			c.checkArg(dir, accWrite)
+			c.unpackTarget(dir)
 		}
 	default:
 		if file.val != "" {
@@ -549,6 +554,13 @@ func (c *call) zip() {
 		archive, ops = ops[0], ops[1:]
 		if !strings.HasPrefix(c.argv[1].val, "a") {
 			c.checkArg(archive, accRead)
+			out := arg{}
+			for _, a := range c.argv[2:] {
+				if strings.HasPrefix(a.val, "-o") {
+					out = part(a, a.val[2:])
+				}
+			}
+			c.taintUnpacked(archive, out)
 			return
 		}
 	}
@@ -564,11 +576,13 @@ func (c *call) zip() {
 func (c *call) unzip() {
 	c.noPathScan = true
 	opts, ops := c.split(optSpec{short: "dxP", long: []string{}})
-	if d, ok := hasOpt(opts, "d"); ok {
-		c.checkArg(d, accWrite)
+	d, _ := hasOpt(opts, "d")
+	if d.val != "" {
+		c.unpackTarget(d)
 	}
 	if len(ops) > 0 {
 		c.checkArg(ops[0], accRead)
+		c.taintUnpacked(ops[0], d)
 	}
 }
 

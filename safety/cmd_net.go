@@ -31,6 +31,10 @@ func (c *call) dataFile(f arg, what string) {
 		c.ci.sink = true
 		return
 	}
+	if rest, ok := strings.CutPrefix(f.val, "~/"); ok && c.j.p.home != "" {
+		// The shell leaves this tilde alone, but it can only mean home.
+		f = part(f, c.j.p.home+"/"+rest)
+	}
 	p, ok := c.j.resolve(f, c.sc)
 	if !ok {
 		c.deny("exfiltration", what+" uploads a file only known at run time")
@@ -310,6 +314,7 @@ func (c *call) fetcher() {
 		c.httpDelete(targets)
 	}
 	if c.name == "aria2c" {
+		c.aria2Outputs()
 		return
 	}
 	if !out {
@@ -464,6 +469,8 @@ func (c *call) openssl() {
 		return
 	}
 	switch c.argv[1].val {
+	case "speed":
+		c.benchWorkers("-multi")
 	case "s_client":
 		for k, a := range c.argv[2:] {
 			if (a.val == "-connect" || a.val == "-host") && k+3 < len(c.argv) {
@@ -515,6 +522,7 @@ func (c *call) ssh() {
 	if len(rest) == 0 {
 		return
 	}
+	c.loginHere(rest[0], opts)
 	c.ci.sink = true
 	if len(rest) > 1 {
 		var parts []string
@@ -615,6 +623,7 @@ func (c *call) scp() {
 		}
 	}
 	c.checkArg(dest, accWrite)
+	c.taintCopies(srcs, dest, tree)
 }
 
 func (c *call) mail() {
@@ -666,4 +675,5 @@ func (c *call) ftp() {
 			return
 		}
 	}
+	c.ftpGets(text)
 }

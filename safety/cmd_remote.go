@@ -25,6 +25,19 @@ func registerRemoteHandlers(reg func(func(*call), ...string)) {
 		"kafka-topics.sh", "rabbitmqctl", "rabbitmqadmin", "pscale", "neonctl", "turso", "databricks", "flyway",
 		"liquibase", "rails", "rake", "surge", "gh-pages")
 	reg((*call).publisher, "vsce", "ovsx", "goreleaser")
+	reg((*call).playbook, "ansible-playbook", "ansible-pull")
+}
+
+// playbook asks about running a playbook: it changes the hosts of its
+// inventory, which the filter cannot see. Dry runs and listings only look.
+func (c *call) playbook() {
+	for _, a := range c.argv[1:] {
+		switch a.val {
+		case "--check", "-C", "--syntax-check", "--list-hosts", "--list-tasks", "--list-tags", "--help", "-h", "--version":
+			return
+		}
+	}
+	c.remote(c.name + " changes the hosts of its inventory")
 }
 
 func (c *call) remote(reason string) { c.ask("remote_destructive", reason) }

@@ -34,6 +34,11 @@ func (c *call) devServer() {
 	case "ttyd", "gotty":
 		c.deny("reverse_shell", c.name+" serves a terminal over the network")
 		return
+	case "hugo", "mkdocs":
+		if len(c.argv) > 1 && (c.argv[1].val == "deploy" || c.argv[1].val == "gh-deploy") {
+			c.ask("publish", c.name+" "+c.argv[1].val+" publishes the site")
+			return
+		}
 	case "caddy":
 		if len(c.argv) > 1 && (c.argv[1].val == "file-server" || c.argv[1].val == "reverse-proxy") {
 			c.ask("network_listener", "caddy "+c.argv[1].val+" starts a server")

@@ -57,6 +57,8 @@ func commandHandlers() map[string]func(*call) {
 	registerRunnerHandlers(reg)
 	registerSettingsHandlers(reg)
 	registerServerHandlers(reg)
+	registerControlHandlers(reg)
+	registerSecretHandlers(reg)
 	return h
 }
 
@@ -533,6 +535,9 @@ func (c *call) find() {
 				end++
 			}
 			inner := expr[k+1 : min(end, len(expr))]
+			if len(inner) > 0 && strings.Contains(inner[0].val, "{}") {
+				c.runsFound(expr, outside)
+			}
 			if !hunt && outside && len(inner) > 1 && (baseName(inner[0].val) == "grep" || baseName(inner[0].val) == "egrep") {
 				for _, a := range inner[1:] {
 					if !strings.HasPrefix(a.val, "-") && secretText(a.val) {

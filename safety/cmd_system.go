@@ -186,6 +186,9 @@ func (c *call) killall() {
 			return
 		}
 	}
+	if c.stopsOwnScript() {
+		return
+	}
 	c.deny("services", c.name+" kills processes by name")
 }
 
@@ -546,6 +549,15 @@ func (c *call) git() {
 	}
 	verb := args[0].val
 	rest := args[1:]
+	if len(rest) > 0 && rest[0].val == "--help" {
+		return // git turns "git VERB --help" into "git help VERB"
+	}
+	if verb == "diff" && hasWord(rest, "--no-index") {
+		// Compares any two files, not only those of a repository.
+		for _, a := range rest {
+			c.scanOne(a, accRead)
+		}
+	}
 	wd, wdOK := c.sc.cwd, c.sc.cwd != ""
 	if dir.val != "" || !dir.known() {
 		wd, wdOK = c.j.resolve(dir, c.sc)
@@ -676,6 +688,9 @@ func (c *call) gitConfig(rest []arg) {
 				return
 			}
 		case strings.HasPrefix(a.val, "--get") || a.val == "-l" || a.val == "--list":
+			if gitConfigReadsSecret(rest) {
+				c.deny("secrets", "git config prints the keys that hold credentials")
+			}
 			return
 		case strings.HasPrefix(a.val, "-"):
 		default:
@@ -688,6 +703,10 @@ func (c *call) gitConfig(rest []arg) {
 	key := strings.ToLower(ops[0].val)
 	val := ops[1]
 	if strings.HasPrefix(key, "alias.") && strings.HasPrefix(val.val, "!") {
+		if global {
+			c.deny("persistence", "git config "+key+" makes git run a shell command")
+			return
+		}
 		c.j.nested(c.owner, arg{val: val.val[1:]}, c.sc, "git alias")
 	}
 	if global && gitTrustKey(key, val.val) {
@@ -799,7 +818,7 @@ func (c *call) cloud(args []string, joined string) {
 		strings.Contains(joined, "print-access-token") || strings.Contains(joined, "print-identity-token") ||
 		strings.Contains(joined, "get-session-token") || strings.Contains(joined, "create-access-key") ||
 		strings.Contains(joined, "keyvault secret show") || strings.Contains(joined, "get-login-password") ||
-		strings.Contains(joined, " config show ") && c.name == "rclone":
+		strings.Contains(joined, " config show ") && c.name == "rclone", cloudPrintsCredentials(args):
 		c.deny("secrets", c.name+" prints cloud credentials")
 		return
 	}

@@ -15,7 +15,7 @@ import (
 // asking for more memory than a machine has.
 
 var (
-	reInfLoop = lazyre.New(`(?i)\bwhile\s*\(?\s*(?:true|1|\$true)\s*\)?\s*(?::|\{|do\b|;|\n)|\bwhile\s*\(\s*(?:true|1|\$true)\s*\)|\bwhile\s*\{\s*1\s*\}|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do\b|\{)|\(loop\s|\b1\s+while\s+1\b|\buntil\s*\(?\s*false\b|\brepeat\s*\{|iter\(\s*int\s*,\s*1\s*\)|itertools\.(?:count|cycle|repeat)\(\)|Stream\.(?:cycle|iterate|repeatedly)|\bwhile\s*\(\s*TRUE\s*\)`)
+	reInfLoop = lazyre.New(`(?i)\bwhile\s*\(?\s*(?:true|1|\$true)\s*\)?\s*(?::|\{|do\b|;|\n|$)|\bwhile\s*\(\s*(?:true|1|\$true)\s*\)|\bwhile\s*\{\s*1\s*\}|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do\b|\{)|\(loop\s|\b1\s+while\s+1\b|\buntil\s*\(?\s*false\b|\brepeat\s*\{|iter\(\s*int\s*,\s*1\s*\)|itertools\.(?:count|cycle|repeat)\(\)|Stream\.(?:cycle|iterate|repeatedly)|\bwhile\s*\(\s*TRUE\s*\)`)
 	// reLoopExit are the ways out of a loop, or of spinning in it.
 	reLoopExit = lazyre.New(`(?i)\b(?:break|return|exit|die|last|sleep|usleep|nanosleep|recv|recvfrom|accept|readline|readlines|read|input|gets|stdin|wait|select|poll|join|quit|_exit|yield|await|settimeout|setinterval|throw|raise|halt|receive|abort)\b`)
 	rePower    = lazyre.New(`(\d[\d_]*)(?:\.\d+)?\s*\*\*\s*\(?\s*(\d[\d_]*)(?:\s*\*\*\s*(\d[\d_]*))?`)
@@ -154,6 +154,7 @@ func (c *call) endlessStream() {
 			}
 		}
 	case "seq":
+		c.ci.lines = seqLines(c.argv[1:])
 		for _, a := range c.argv[1:] {
 			if l := strings.ToLower(strings.TrimPrefix(a.val, "+")); l == "inf" || l == "infinity" {
 				c.ci.endless = true
@@ -173,6 +174,10 @@ func (c *call) endlessStream() {
 	case "awk", "gawk", "mawk", "nawk":
 		if in && !strings.Contains(strings.Join(argTexts(c.argv[1:]), " "), "exit") {
 			c.ci.endless = true
+		}
+	case "cp", "install", "rsync":
+		if in {
+			c.deny("resource_exhaustion", c.name+" copies an endless stream into a file")
 		}
 	case "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "md5sum", "b2sum", "cksum", "sum", "wc",
 		"sort", "uniq", "shuf", "split", "sponge", "xargs", "tail", "tac":

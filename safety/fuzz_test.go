@@ -15,6 +15,9 @@ func FuzzCheck(f *testing.F) {
 	for _, r := range loadCorpus(f) {
 		f.Add(r.command)
 	}
+	for _, r := range loadRows(f, "heldout3.tsv") {
+		f.Add(r.command)
+	}
 	p := corpusPolicy(f)
 	f.Fuzz(func(t *testing.T, cmd string) {
 		v := p.Check(cmd)

@@ -277,6 +277,12 @@ func (c *call) pyModule(module string, ops []arg) {
 				c.ci.decode = true
 			}
 		}
+	default:
+		// A module that is also a command (twine, ansible, black) does
+		// what that command does.
+		if _, ok := c.j.p.handlers[module]; ok && !strings.Contains(module, ".") && !isInterpreter(module) && !isShellName(module) {
+			c.j.judgeArgv(c.owner, append([]arg{litArg(module)}, ops...), c.sc)
+		}
 	}
 }
 
@@ -298,7 +304,7 @@ var (
 	reShellish   = lazyre.New(`(?i)dup2|pty\.spawn|/bin/(ba|z|da|k)?sh|cmd\.exe|subprocess|child_process|spawn|\bexec\b|exec\(|system\(|popen|proc_open|shell_exec|passthru|STDIN|STDOUT|open\(STDIN|\.pipe\(|powershell|IEX|Invoke-Expression|os\.execute|io\.popen|System\.cmd|Port\.open|:os\.cmd|Deno\.(run|Command)|Bun\.spawn|ProcessBuilder|shell-command|start-process|\bsh\s+-c\b|\x60[^\x60]*\bsh\b`)
 	reFetch      = lazyre.New(`(?i)urlopen|urllib|requests\.(get|post)|http\.client|httplib|LWP|get\(\s*['"]https?:|getstore|file_get_contents\(\s*['"]https?|open-uri|URI\.open|Net::HTTP|fetch\(|https?\.get|curl_exec|DownloadString|DownloadFile|Invoke-WebRequest|iwr |Invoke-RestMethod|irm |WebClient|http\.request|\bget\s+['"]https?:|\bcurl\s|\bwget\s`)
 	reEvalExec   = lazyre.New(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod|\bload(?:string)?\s*\(|\bdofile\s*\(`)
-	reDecode     = lazyre.New(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(`)
+	reDecode     = lazyre.New(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(|map\s*\(?\s*['"]?chr\b|chr\(\s*\w+\s*\)\s*for\s|\(&:chr\)|\.chr\s*\}|sprintf\(\s*['"](?:%c)+|\[char\]\s*\d|\.fromCodePoint\(`)
 	reNetSend    = lazyre.New(`(?i)requests\.(post|put)|urlopen\([^)]*data|http\.client|httplib|\.sendall?\(|Net::HTTP\.post|post_form|method\s*:\s*['"](POST|PUT)|fetch\([^)]*POST|curl_exec|smtplib|ftplib|\.request\(|axios\.(post|put)|LWP.*post|HTTP::Request|paramiko|\.storbinary|UploadFile|UploadString|Invoke-WebRequest.*-Method\s+Post|Invoke-RestMethod.*-Method\s+Post|\.write\(\s*\w*sock|sock\w*\.(write|send)|socket.*\.(write|send)|Socket.*\.write|print\s+\$sock|syswrite`)
 	reLocalReads = lazyre.New(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
 	reEnvDump    = lazyre.New(`os\.environ\s*(\)|$|;|,|\.items|\.copy|\.keys|\.values)|dict\(\s*os\.environ|print\s*\(?\s*os\.environ\s*\)?\s*$|process\.env\s*(\)|$|;|,)|JSON\.stringify\(\s*process\.env\s*\)|%ENV\b|\bENV\.(to_h|to_a|each|inspect|keys|map|select|sort)|\bp\s+ENV\b|puts\s+ENV\s*($|;)|getenv\(\s*\)|\$_ENV\b|\$_SERVER\b|Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:|os\.Environ\(\)`)

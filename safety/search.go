@@ -34,7 +34,7 @@ func secretName(pat string) bool {
 			return true
 		}
 	}
-	return false
+	return secretGlob(p)
 }
 
 // secretTextWords are parts of search patterns that look for credentials

@@ -163,6 +163,8 @@ func wrapperSpecs() map[string]optSpec {
 	m["spawn"] = optSpec{}
 	m["run0"] = optSpec{short: "uDg", long: []string{"user", "chdir", "group", "unit", "property", "description", "slice", "setenv", "nice", "machine"}}
 	m["start-stop-daemon"] = optSpec{short: "xanpuUgcrdNPkmKSTvCoqRb", long: []string{"exec", "startas", "name", "pidfile", "user", "chuid", "group", "chroot", "chdir", "nicelevel", "signal", "retry", "umask", "output"}}
+	m["setpriv"] = optSpec{long: []string{"reuid", "regid", "ruid", "euid", "rgid", "egid", "groups", "inh-caps", "ambient-caps",
+		"bounding-set", "securebits", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "pdeathsig"}}
 	m["proxychains"] = optSpec{short: "f"}
 	m["proxychains4"] = optSpec{short: "f"}
 	m["systemd-run"] = optSpec{short: "pEuM", long: []string{"property", "setenv", "unit", "on-calendar", "on-active",
@@ -175,6 +177,15 @@ func wrapperSpecs() map[string]optSpec {
 func (c *call) unwrapAll() {
 	specs := c.j.p.wrappers
 	for range 16 {
+		if inner, ok := c.runPackage(); ok {
+			c.layers = append(c.layers, layer{argv: argTexts(c.argv)})
+			c.argv = inner
+			if !c.checkName() {
+				c.name = ""
+				return
+			}
+			continue
+		}
 		spec, ok := specs[c.name]
 		if !ok {
 			if c.name == "uv" || c.name == "poetry" || c.name == "pipenv" || c.name == "bundle" || c.name == "pdm" || c.name == "hatch" {
@@ -230,6 +241,15 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 	case "systemd-run":
 		c.deny("services", "starts a system service unit (systemd-run)")
 		return rest, true, true
+	case "setpriv":
+		for _, o := range opts {
+			switch o.name {
+			case "reuid", "regid", "ruid", "euid", "rgid", "egid", "groups", "init-groups", "inh-caps", "ambient-caps", "bounding-set", "securebits":
+				c.deny("privilege", "runs a command with other user ids or capabilities (setpriv)")
+				return rest, true, true
+			}
+		}
+		return rest, false, true
 	case "run0":
 		c.deny("privilege", "runs a command as another user (run0)")
 		return rest, true, true
@@ -317,7 +337,11 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 		return rest, false, true
 	case "xargs":
 		inner := c.xargsInner(opts, rest)
+		c.countedXargs(opts, inner)
 		for _, p := range c.in {
+			if p.endless {
+				c.deny("resource_exhaustion", "xargs runs a command for every line of an endless stream")
+			}
 			if p.secretList {
 				c.secretHunt(inner)
 			}

@@ -167,6 +167,7 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 			j.spinLoop(owner, c.Do)
 		}
 	case *syntax.ForClause:
+		j.countedLoop(owner, c)
 		if wi, ok := c.Loop.(*syntax.WordIter); ok {
 			for _, w := range wi.Items {
 				j.substs(w, sc)
@@ -400,7 +401,17 @@ func (j *judge) collectVars(f *syntax.File, sc *scope) {
 				}
 			}
 		case *syntax.DeclClause:
+			nameref := false
 			for _, as := range n.Args {
+				if as.Name == nil && as.Value != nil && strings.HasPrefix(as.Value.Lit(), "-") && strings.Contains(as.Value.Lit(), "n") {
+					nameref = true // declare -n: the name stands for another variable
+				}
+			}
+			for _, as := range n.Args {
+				if nameref && as.Name != nil {
+					setVal(as.Name.Value, arg{}, false)
+					continue
+				}
 				assign(as)
 			}
 		case *syntax.ForClause:

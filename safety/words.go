@@ -24,7 +24,10 @@ type arg struct {
 	decode bool   // a substitution inside runs a decoder
 	secret bool   // a substitution inside searches for files holding credentials
 	self   bool   // a substitution inside prints nanobot's process ids
-	proc   *syntax.ProcSubst
+	// inherited: an unknown part is a plain variable the line never sets,
+	// so its value comes from the environment the bot runs in.
+	inherited bool
+	proc      *syntax.ProcSubst
 }
 
 func (a arg) known() bool { return !strings.Contains(a.val, unknownMark) }
@@ -38,11 +41,25 @@ func litArg(s string) arg { return arg{val: s} }
 func (j *judge) words(ws []*syntax.Word, sc *scope) []arg {
 	var out []arg
 	for _, w := range ws {
-		for _, bw := range braceWords(w) {
+		bws := braceWords(w)
+		for _, bw := range bws {
+			if len(bws) > 1 && isEmptyWord(bw) {
+				continue // bash drops unquoted empty words: {bash,} is "bash"
+			}
 			out = append(out, j.word(bw, sc))
 		}
 	}
 	return out
+}
+
+// isEmptyWord reports whether a word has no parts but empty literals.
+func isEmptyWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); !ok || l.Value != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // braceWords performs bash brace expansion on a copy of w, keeping the
@@ -115,7 +132,11 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 			j.wordPart(a, sb, pp, sc, first && i == 0, true)
 		}
 	case *syntax.ParamExp:
-		sb.WriteString(sc.param(p))
+		v := sc.param(p)
+		sb.WriteString(v)
+		if v == unknownMark && p.Param != nil && sc.vars[p.Param.Value] == nil && p.Exp == nil && p.Repl == nil && !p.Excl && p.Slice == nil && p.Index == nil {
+			a.inherited = true
+		}
 		if p.Param != nil {
 			if v := sc.vars[p.Param.Value]; v != nil && v.secret {
 				a.secret = true
@@ -124,6 +145,13 @@ func (j *judge) wordPart(a *arg, sb *strings.Builder, part syntax.WordPart, sc *
 	case *syntax.CmdSubst:
 		if isPwd(p.Stmts) && sc.cwd != "" {
 			sb.WriteString(sc.cwd)
+			return
+		}
+		if isMktemp(p.Stmts) {
+			// mktemp prints the name of a file it just created under /tmp:
+			// nothing that existed before can be behind it.
+			a.subst = true
+			sb.WriteString("/tmp/tmp.mktemp_")
 			return
 		}
 		if isTokenSubst(p.Stmts) {
@@ -252,6 +280,29 @@ func isTokenSubst(stmts []*syntax.Stmt) bool {
 		return true
 	}
 	return false
+}
+
+// isMktemp reports whether a substitution is mktemp creating a file or
+// directory in the default temporary directory.
+func isMktemp(stmts []*syntax.Stmt) bool {
+	if len(stmts) != 1 || len(stmts[0].Redirs) > 0 || stmts[0].Background {
+		return false
+	}
+	ce, ok := stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 || len(ce.Assigns) > 0 || ce.Args[0].Lit() != "mktemp" {
+		return false
+	}
+	for _, w := range ce.Args[1:] {
+		t := wordText(w)
+		switch {
+		case t == "" && len(w.Parts) > 0, strings.Contains(t, "/"):
+			return false // a template in another directory
+		case t == "-d" || t == "-q" || t == "-t" || t == "--directory" || t == "--quiet" || strings.HasPrefix(t, "--suffix="):
+		case strings.HasPrefix(t, "-"):
+			return false // -p, --tmpdir and -u choose or only name a place
+		}
+	}
+	return true
 }
 
 // isPwd reports whether a substitution is just $(pwd).
