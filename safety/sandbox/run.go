@@ -118,17 +118,27 @@ func (s *Sandbox) Run(ctx context.Context, job Job) (syscall.WaitStatus, error) 
 }
 
 // Probe starts the helper, if it is not running yet, so that Status tells
-// what the kernel let it use; it returns that status.
+// what the kernel let it use, and returns that status. A helper it started
+// stops again: the first command starts it anew, so that an idle daemon
+// keeps no second process.
 func (s *Sandbox) Probe() (Status, error) {
 	if s.status.Mode == ModeOff {
 		return s.Status(), nil
 	}
-	_, err := s.acquire()
-	if err != nil {
+	s.mu.Lock()
+	running := s.sp != nil && !s.sp.dead()
+	s.mu.Unlock()
+	if _, err := s.acquire(); err != nil {
 		return s.Status(), err
 	}
-	s.release()
-	return s.Status(), nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jobs--
+	if !running && s.jobs == 0 && s.sp != nil {
+		s.sp.stop()
+		s.sp = nil
+	}
+	return s.status, nil
 }
 
 // Close stops the helper once the commands running have finished; Run
@@ -242,7 +252,7 @@ func (s *Sandbox) startHelper() (*spawner, error) {
 	sp := &spawner{conn: fc.(*net.UnixConn), done: make(chan struct{}), errs: &bytes.Buffer{}, waiting: map[uint64]chan reply{}}
 	cmd := exec.Command(s.helper)
 	cmd.Env = []string{EnvSpec + "=" + s.spec, noExitPause}
-	cmd.Dir = s.workspace
+	cmd.Dir = s.tmp // exists (made below), unlike the workspace at times
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stderr = &lockedBuffer{b: sp.errs, mu: &sp.mu}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}

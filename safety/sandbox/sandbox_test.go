@@ -327,24 +327,39 @@ func TestRefusals(t *testing.T) {
 }
 
 // BenchmarkEchoHello is the cost the sandbox adds to one command: echo
-// hello through sh, plain and through the helper. It reports the median.
+// hello through sh, plain and through the helper, with every confinement
+// and with the ones underneath alone. It reports the median.
 func BenchmarkEchoHello(b *testing.B) {
 	needLandlock(b)
 	root := b.TempDir()
 	ws, state := filepath.Join(root, "ws"), filepath.Join(root, "state")
 	os.MkdirAll(ws, 0o755)
-	s, err := New(Config{Mode: ModeLandlock, Workspace: ws, StateDir: state, Shell: "/bin/sh", ABI: ABI(),
-		Limits: Limits{Memory: 1 << 30, Processes: 256, FileSize: 1 << 30}})
-	if err != nil {
-		b.Fatal(err)
+	modes := []struct {
+		name    string
+		disable *Features // nil: no sandbox
+	}{
+		{"plain", nil},
+		{"sandboxed", &Features{}},
+		{"sandboxed, no namespaces", &Features{PIDNamespace: true}},
+		{"sandboxed, seccomp alone", &Features{PIDNamespace: true, Scope: true}},
 	}
-	for _, mode := range []string{"plain", "sandboxed"} {
-		b.Run(mode, func(b *testing.B) {
+	for _, mode := range modes {
+		var s *Sandbox
+		if mode.disable != nil {
+			var err error
+			s, err = New(Config{Mode: ModeLandlock, Workspace: ws, StateDir: state, Shell: "/bin/sh", ABI: ABI(),
+				Limits: Limits{Memory: 1 << 30, Processes: 256, FileSize: 1 << 30}, Disable: *mode.disable})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+		}
+		b.Run(mode.name, func(b *testing.B) {
 			var times []time.Duration
 			for b.Loop() {
 				var out bytes.Buffer
 				start := time.Now()
-				if mode == "sandboxed" {
+				if s != nil {
 					if _, err := s.Run(b.Context(), Job{Args: []string{"/bin/sh", "-c", "echo hello"}, Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Output: &out}); err != nil {
 						b.Fatal(err)
 					}
