@@ -128,6 +128,12 @@ func TestAttackDescriptors(t *testing.T) {
 			if strings.Contains(out, "WROTE") {
 				t.Errorf("the command wrote to descriptor 3: %q", out)
 			}
+			// Nor through /proc: the launcher and the helper are not
+			// dumpable.
+			out = runOut(t, s, l.ws, `for p in $PPID `+strconv.Itoa(helperPid(t, s))+`; do for fd in 0 1 2 3 4 5; do echo '{"id":1,"done":true}' > /proc/$p/fd/$fd 2>/dev/null && echo WROTE $p $fd; done; done; echo checked`)
+			if strings.Contains(out, "WROTE") || !strings.Contains(out, "checked") {
+				t.Errorf("the command wrote to the descriptors of its launcher or the helper: %q", out)
+			}
 		})
 	}
 }
@@ -300,6 +306,9 @@ if os.fork()==0:
 			if !strings.Contains(out, "started") {
 				t.Fatalf("the command did not run: %q", out)
 			}
+			// A command that kills its launcher first leaves its
+			// processes to the helper, which ends them.
+			runOut(t, s, l.ws, "setsid sleep "+marker+" & nohup sleep "+marker+" >/dev/null 2>&1 & kill -9 $PPID; sleep 0.2; setsid sleep "+marker+" & echo killed")
 			if left := processesWith("sleep\x00" + marker); len(left) > 0 {
 				t.Errorf("%d background processes outlived the command: %v", len(left), left)
 				for _, p := range left {

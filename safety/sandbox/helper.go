@@ -537,11 +537,17 @@ func (h *helperConn) probe() Features {
 	want.NetNamespace = h.spec.Network == NetworkNone
 	off := h.spec.Disable
 	want.PIDNamespace = want.PIDNamespace && !off.PIDNamespace
+	var why []string
+	if want.UserNamespace && want.PIDNamespace && h.spec.Landlock {
+		// Mapping a user namespace writes /proc/<pid>/uid_map, which the
+		// helper's own Landlock rules forbid.
+		want.PIDNamespace = false
+		why = append(why, "no PID namespace per command: an unprivileged helper needs a user namespace for one, which it cannot map under Landlock")
+	}
 	want.UserNamespace = want.UserNamespace && want.PIDNamespace
 	want.NetNamespace = want.NetNamespace && want.PIDNamespace && !off.NetNamespace
 	want.Seccomp = !off.Seccomp
 	want.Scope = want.Scope && !off.Scope
-	var why []string
 	try := func(f Features) error {
 		job := launchJob{Probe: true, Seccomp: f.Seccomp, Scope: f.Scope, Filter: filterSpec{Network: h.spec.Network}}
 		b, _ := json.Marshal(job)
@@ -557,6 +563,7 @@ func (h *helperConn) probe() Features {
 		return nil
 	}
 	if err := try(want); err == nil {
+		want.Why = why
 		return want
 	} else if want.PIDNamespace {
 		why = append(why, fmt.Sprintf("no PID namespace per command (%v)", err))

@@ -372,10 +372,24 @@ func (sp *spawner) dead() bool {
 	}
 }
 
-// stop ends the helper: closing the connection makes it exit.
+// stop ends the helper: closing the connection makes it exit, after
+// ending its commands; one that has not within helperGrace is killed.
 func (sp *spawner) stop() {
 	sp.conn.Close()
+	if sp.proc == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-sp.done:
+		case <-time.After(helperGrace):
+			sp.proc.Process.Kill()
+		}
+	}()
 }
+
+// helperGrace is how long a helper has to exit once asked.
+const helperGrace = 10 * time.Second
 
 // failure says why the helper stopped, with what it wrote on standard
 // error.
