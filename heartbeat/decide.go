@@ -122,7 +122,7 @@ func parseDecision(m agent.Message) (outcome string, tasks []string, err error) 
 		case "run":
 			return OutcomeRun, tasks, nil
 		}
-		return "", nil, fmt.Errorf("decision action %q is neither skip nor run", p.Action)
+		return "", nil, fmt.Errorf("decision action %.40q is neither skip nor run", p.Action)
 	}
 	return "", nil, errors.New("the model did not call the heartbeat tool")
 }
