@@ -21,9 +21,9 @@ import (
 // The attacks below are what a hostile model tried through the exec tool:
 // each runs as a command and then checks, from outside, that nothing it
 // aimed at changed. They run with every confinement the kernel offers and
-// again with the ones underneath alone (no namespaces; no namespaces and
-// no Landlock scope), as root and, when the tests run as root, as an
-// unprivileged user.
+// again with the ones underneath alone (the seccomp filter and the
+// subreaper, without namespaces), as root and, when the tests run as root,
+// as an unprivileged user.
 
 // isolation is one set of confinements to attack.
 type isolation struct {
@@ -37,7 +37,6 @@ func isolations(t *testing.T) []isolation {
 	out := []isolation{
 		{name: "all"},
 		{name: "no namespaces", disable: Features{PIDNamespace: true}},
-		{name: "seccomp alone", disable: Features{PIDNamespace: true, Scope: true}},
 	}
 	if os.Geteuid() == 0 {
 		nobody := &syscall.Credential{Uid: 65534, Gid: 65534}

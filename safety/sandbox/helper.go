@@ -215,8 +215,8 @@ func (h *helperConn) start(req request, out *os.File) {
 func (h *helperConn) launch(req request, out, status *os.File) (*exec.Cmd, error) {
 	job := launchJob{Args: req.Args, Dir: req.Dir, Env: req.Env, Memory: req.Memory, CPU: req.CPU,
 		Processes: h.spec.Limits.Processes, Written: req.Written,
-		Scope: h.features.Scope, Seccomp: h.features.Seccomp, Shell: h.spec.Shell,
-		Filter: filterSpec{Network: h.spec.Network, Isolated: h.features.PIDNamespace || h.features.Scope}}
+		Seccomp: h.features.Seccomp, Shell: h.spec.Shell,
+		Filter: filterSpec{Network: h.spec.Network, Isolated: h.features.PIDNamespace}}
 	if !h.features.PIDNamespace {
 		job.Filter.Protect = protectedPids()
 	}
@@ -360,6 +360,12 @@ func restrict(sp spec) error {
 		return fmt.Errorf("%w (ABI %d): %v", ErrUnavailable, abi, err)
 	}
 	cfg := landlock.V11
+	// No signal or socket scope: Landlock confines each thread of a Go
+	// program with a domain of its own, and a scoped domain may not
+	// signal the processes another thread started, so the helper could
+	// not stop its own launchers. Signals are the seccomp filter's and the
+	// PID namespace's to keep in, and it refuses Unix sockets outright.
+	cfg.Scoped = 0
 	switch sp.Network {
 	case NetworkAny, "":
 		cfg.HandledAccessNet = 0
@@ -501,9 +507,6 @@ type Features struct {
 	NetNamespace bool `json:"netns,omitempty"`
 	// Seccomp: each command runs under the system call filter.
 	Seccomp bool `json:"seccomp,omitempty"`
-	// Scope: each command's signals and abstract sockets stay in a
-	// Landlock domain of its own (ABI 6).
-	Scope bool `json:"scope,omitempty"`
 	// Why lists what could not be had, and why.
 	Why []string `json:"why,omitempty"`
 }
@@ -530,7 +533,7 @@ func (h *helperConn) namespaces(f Features) *syscall.SysProcAttr {
 // probe finds out which confinements work here by starting a launcher that
 // only confines itself, with less each time one fails.
 func (h *helperConn) probe() Features {
-	want := Features{PIDNamespace: true, Seccomp: true, Scope: h.spec.Landlock && h.spec.ABI >= 6}
+	want := Features{PIDNamespace: true, Seccomp: true}
 	// Root makes a PID namespace without a user namespace, and keeps its
 	// view of files owned by others; anyone else needs one.
 	want.UserNamespace = os.Geteuid() != 0
@@ -547,9 +550,8 @@ func (h *helperConn) probe() Features {
 	want.UserNamespace = want.UserNamespace && want.PIDNamespace
 	want.NetNamespace = want.NetNamespace && want.PIDNamespace && !off.NetNamespace
 	want.Seccomp = !off.Seccomp
-	want.Scope = want.Scope && !off.Scope
 	try := func(f Features) error {
-		job := launchJob{Probe: true, Seccomp: f.Seccomp, Scope: f.Scope, Filter: filterSpec{Network: h.spec.Network}}
+		job := launchJob{Probe: true, Seccomp: f.Seccomp, Filter: filterSpec{Network: h.spec.Network}}
 		b, _ := json.Marshal(job)
 		var errs bytes.Buffer
 		cmd := &exec.Cmd{Path: h.spec.Exe, Args: []string{h.spec.Exe}, Env: []string{envLaunch + "=" + string(b), noExitPause},
@@ -575,10 +577,6 @@ func (h *helperConn) probe() Features {
 	} else if want.Seccomp {
 		why = append(why, fmt.Sprintf("no seccomp filter (%v)", err))
 		want.Seccomp = false
-	}
-	if err := try(want); err != nil {
-		why = append(why, fmt.Sprintf("no Landlock scope (%v)", err))
-		want.Scope = false
 	}
 	want.Why = why
 	return want

@@ -13,15 +13,13 @@ import (
 	"syscall"
 	"time"
 
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
 // Every command has a launcher of its own: the helper's executable started
 // again with envLaunch, between the helper and the command. It confines
-// itself further (a Landlock layer whose signals and abstract sockets stay
-// inside it, the seccomp filter, no inherited descriptors, the memory and
-// cpu limits), starts the command and outlives it: it is the command's
+// itself further (the seccomp filter, no inherited descriptors), starts
+// the command and outlives it: it is the command's
 // reaper (the init of its PID namespace where the kernel allows one, a
 // child subreaper otherwise), so that nothing the command started, in the
 // background, in a new session or after a double fork, survives the
@@ -43,7 +41,6 @@ type launchJob struct {
 	Processes int   `json:"processes,omitempty"`
 	Written   int64 `json:"written,omitempty"`
 	Filter    filterSpec
-	Scope     bool `json:"scope,omitempty"` // add a Landlock layer scoping signals and abstract sockets (ABI 6)
 	Seccomp   bool `json:"seccomp,omitempty"`
 	// Probe: confine, then exit at once (the helper finds out what works).
 	Probe bool `json:"probe,omitempty"`
@@ -102,23 +99,13 @@ func confineLauncher(job launchJob) error {
 			return fmt.Errorf("become the command's reaper: %w", err)
 		}
 	}
-	// The launcher confines the thread it runs on and starts its command
-	// from there (runLauncher locks it): the usual way to confine every
-	// thread signals each by the ids /proc gives, which in a new PID
-	// namespace are not the launcher's own.
+	// The seccomp filter needs no_new_privs on the calling thread, and
+	// the kernel copies both to the other threads as it synchronises
+	// them: the usual way to set something on every thread signals each
+	// by the ids /proc gives, which in a new PID namespace are not the
+	// launcher's own.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if job.Scope {
-		fd, err := llsys.LandlockCreateRuleset(&llsys.RulesetAttr{Scoped: llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal}, 0)
-		if err != nil {
-			return fmt.Errorf("landlock scope: %w", err)
-		}
-		err = llsys.LandlockRestrictSelf(fd, 0)
-		syscall.Close(fd)
-		if err != nil {
-			return fmt.Errorf("landlock scope: %w", err)
-		}
 	}
 	if job.Seccomp {
 		if err := installFilter(job.Filter); err != nil {

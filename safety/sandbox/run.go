@@ -252,7 +252,7 @@ func (s *Sandbox) startHelper() (*spawner, error) {
 	sp := &spawner{conn: fc.(*net.UnixConn), done: make(chan struct{}), errs: &bytes.Buffer{}, waiting: map[uint64]chan reply{}}
 	cmd := exec.Command(s.helper)
 	cmd.Env = []string{EnvSpec + "=" + s.spec, noExitPause}
-	cmd.Dir = s.tmp // exists (made below), unlike the workspace at times
+	cmd.Dir = "/" // any user can enter it, unlike the workspace at times
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stderr = &lockedBuffer{b: sp.errs, mu: &sp.mu}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}

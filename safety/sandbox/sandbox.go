@@ -172,9 +172,6 @@ func (f Features) String() string {
 	if f.Seccomp {
 		on = append(on, "seccomp filter")
 	}
-	if f.Scope {
-		on = append(on, "signal and socket scope")
-	}
 	if len(on) == 0 && len(f.Why) == 0 {
 		return ""
 	}
@@ -269,9 +266,6 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		s.status.Notes = append(s.status.Notes, fmt.Sprintf("network %s needs Landlock ABI 4, so network access stays open", cfg.Network))
 		s.status.Network = NetworkAny
-	}
-	if s.status.Landlock && cfg.ABI < 6 {
-		s.status.Notes = append(s.status.Notes, "signals and abstract sockets are not scoped (needs ABI 6)")
 	}
 	switch {
 	case cfg.Limits.Processes > 0 && os.Geteuid() == 0 && cfg.Credential == nil:

@@ -341,7 +341,6 @@ func BenchmarkEchoHello(b *testing.B) {
 		{"plain", nil},
 		{"sandboxed", &Features{}},
 		{"sandboxed, no namespaces", &Features{PIDNamespace: true}},
-		{"sandboxed, seccomp alone", &Features{PIDNamespace: true, Scope: true}},
 	}
 	for _, mode := range modes {
 		var s *Sandbox
