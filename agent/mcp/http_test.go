@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeHTTP is a streamable HTTP server written for the tests: it
@@ -110,10 +111,22 @@ func dialFake(t *testing.T, f *fakeHTTP) *session {
 }
 
 func TestHTTPHeadersAndClose(t *testing.T) {
+	// The standalone stream is opened in the background; the session is
+	// closed only once it has been asked for, so that every request is in.
+	opened := make(chan struct{})
+	var once sync.Once
 	f := &fakeHTTP{answer: func(w http.ResponseWriter, m message) {
 		writeJSON(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a"}]}}`, m.ID))
+	}, listen: func(w http.ResponseWriter) {
+		once.Do(func() { close(opened) })
+		http.Error(w, "no standalone stream", http.StatusMethodNotAllowed)
 	}}
 	s := dialFake(t, f)
+	select {
+	case <-opened:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client never asked for the standalone stream")
+	}
 	if tools, err := s.listTools(t.Context()); err != nil || len(tools) != 1 {
 		t.Fatalf("listTools = %v, %v", tools, err)
 	}
