@@ -146,6 +146,7 @@ func (fs filterSpec) rules() []sysRule {
 		// process too).
 		rs = append(rs, sysRule{nr: unix.SYS_PIDFD_SEND_SIGNAL, errno: eperm}, sysRule{nr: unix.SYS_TKILL, errno: eperm})
 	}
+	rs = append(rs, archRules(protect)...)
 	return append(rs, fs.socketRule())
 }
 
