@@ -4,14 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"golang.org/x/sys/unix"
+
+	"github.com/nanobot-go/nanobot/internal/swaptest"
 )
 
 // TestPromptFilesRefuseSpecialFiles: a prompt file or SKILL.md that is a
@@ -106,17 +105,7 @@ func TestSkillsUnderSwap(t *testing.T) {
 	if err := os.Symlink(outside, swap); err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE); err != nil {
-		t.Skipf("renameat2(RENAME_EXCHANGE) is not available: %v", err)
-	}
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for !done.Load() {
-			_ = unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE)
-		}
-	})
-	defer func() { done.Store(true); wg.Wait() }()
+	defer swaptest.Exchange(t, d, swap)()
 	for i := range 2000 {
 		// A new source each time: nothing comes from the cache.
 		src := New(ws, 0, true, WithBuiltin(os.DirFS(outside+"/none")))

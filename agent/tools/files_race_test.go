@@ -5,11 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/nanobot-go/nanobot/internal/swaptest"
 )
 
 // outsideMarker is the content of the file the swapped folder leads to. It
@@ -39,25 +37,7 @@ func newSwapLayout(t *testing.T) swapLayout {
 // is called, which waits for it and reports how many exchanges it made.
 func (s swapLayout) swap(t *testing.T) (stop func() int) {
 	t.Helper()
-	d, swap := filepath.Join(s.ws, "d"), filepath.Join(s.ws, "d_swap")
-	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE); err != nil {
-		t.Skipf("renameat2(RENAME_EXCHANGE) is not available: %v", err)
-	}
-	var done atomic.Bool
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for !done.Load() {
-			if unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE) == nil {
-				n.Add(1)
-			}
-		}
-	})
-	return func() int {
-		done.Store(true)
-		wg.Wait()
-		return int(n.Load())
-	}
+	return swaptest.Exchange(t, filepath.Join(s.ws, "d"), filepath.Join(s.ws, "d_swap"))
 }
 
 // breach describes what the tools did outside the workspace, or "".

@@ -5,13 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/nanobot-go/nanobot/internal/swaptest"
 )
 
 // hangLimit is how long a file tool may take on a special file before the
@@ -115,17 +113,7 @@ func TestReadFileFIFOSwap(t *testing.T) {
 	file, fifo := filepath.Join(ws, "f"), filepath.Join(ws, "f_fifo")
 	writeFile(t, file, "text")
 	mkfifo(t, fifo)
-	if err := unix.Renameat2(unix.AT_FDCWD, file, unix.AT_FDCWD, fifo, unix.RENAME_EXCHANGE); err != nil {
-		t.Skipf("renameat2(RENAME_EXCHANGE) is not available: %v", err)
-	}
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for !done.Load() {
-			_ = unix.Renameat2(unix.AT_FDCWD, file, unix.AT_FDCWD, fifo, unix.RENAME_EXCHANGE)
-		}
-	})
-	defer func() { done.Store(true); wg.Wait() }()
+	defer swaptest.Exchange(t, file, fifo)()
 	tool := ReadFile{Files{Workspace: ws, Restrict: true}}
 	var read, refused int
 	for range 1000 {
