@@ -213,8 +213,7 @@ func (h *helperConn) start(req request, out *os.File) {
 
 // launch starts a launcher for req with the namespaces the kernel allows.
 func (h *helperConn) launch(req request, out, status *os.File) (*exec.Cmd, error) {
-	job := launchJob{Args: req.Args, Dir: req.Dir, Env: req.Env, Memory: req.Memory, CPU: req.CPU,
-		Processes: h.spec.Limits.Processes, Written: req.Written,
+	job := launchJob{command: req.command, Processes: h.spec.Limits.Processes,
 		Seccomp: h.features.Seccomp, Shell: h.spec.Shell,
 		Filter: filterSpec{Network: h.spec.Network, Isolated: h.features.PIDNamespace}}
 	if !h.features.PIDNamespace {

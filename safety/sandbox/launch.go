@@ -32,14 +32,9 @@ const envLaunch = "NANOBOT_SANDBOX_JOB"
 
 // launchJob is what a launcher does.
 type launchJob struct {
-	Args   []string      `json:"args"`
-	Dir    string        `json:"dir"`
-	Env    []string      `json:"env"`
-	Memory int64         `json:"memory,omitempty"`
-	CPU    time.Duration `json:"cpu,omitempty"`
-	// Processes and Written bound the command as a whole.
-	Processes int   `json:"processes,omitempty"`
-	Written   int64 `json:"written,omitempty"`
+	command
+	// Processes bounds the command as a whole.
+	Processes int `json:"processes,omitempty"`
 	Filter    filterSpec
 	Seccomp   bool `json:"seccomp,omitempty"`
 	// Probe: confine, then exit at once (the helper finds out what works).

@@ -70,8 +70,8 @@ func (s *Sandbox) Run(ctx context.Context, job Job) (syscall.WaitStatus, error) 
 	}()
 	id, replies := sp.register()
 	defer sp.unregister(id)
-	err = sp.send(request{ID: id, Args: job.Args, Dir: job.Dir, Env: s.jobEnv(job.Env), Memory: s.limits.Memory,
-		CPU: s.limits.CPUTime, Written: s.limits.DiskWritten}, w)
+	err = sp.send(request{ID: id, command: command{Args: job.Args, Dir: job.Dir, Env: s.jobEnv(job.Env),
+		Memory: s.limits.Memory, CPU: s.limits.CPUTime, Written: s.limits.DiskWritten}}, w)
 	w.Close()
 	if err != nil {
 		return 0, err
@@ -198,15 +198,21 @@ func (s *Sandbox) release() {
 // request asks the helper to start a command; its output descriptor
 // travels with it.
 type request struct {
-	ID      uint64        `json:"id"`
+	ID uint64 `json:"id"`
+	command
+	// Cancel asks the helper to end the command of ID.
+	Cancel bool `json:"cancel,omitempty"`
+}
+
+// command is one command as the daemon asks for it and the helper hands it
+// to a launcher.
+type command struct {
 	Args    []string      `json:"args,omitempty"`
 	Dir     string        `json:"dir,omitempty"`
 	Env     []string      `json:"env,omitempty"`
-	Memory  int64         `json:"memory,omitempty"`
-	CPU     time.Duration `json:"cpu,omitempty"`
-	Written int64         `json:"written,omitempty"`
-	// Cancel asks the helper to end the command of ID.
-	Cancel bool `json:"cancel,omitempty"`
+	Memory  int64         `json:"memory,omitempty"`  // per process, and for the command as a whole
+	CPU     time.Duration `json:"cpu,omitempty"`     // per process
+	Written int64         `json:"written,omitempty"` // for the command as a whole
 }
 
 // reply is the helper's answer: ready, a command's pid, its exit, or an
