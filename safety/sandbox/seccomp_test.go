@@ -52,14 +52,15 @@ func TestFilterProgram(t *testing.T) {
 	web := filterSpec{Network: NetworkWeb, Protect: []int{daemon, helper}}
 	isolated := filterSpec{Network: NetworkAny, Isolated: true}
 	neg := func(p int) uint64 { return uint64(int64(-p)) }
-	tests := []struct {
+	type filterCase struct {
 		name string
 		fs   filterSpec
 		arch uint32
 		nr   uintptr
 		args []uint64
 		want uint32
-	}{
+	}
+	tests := []filterCase{
 		{"kill a child", plain, arch, unix.SYS_KILL, []uint64{child, 9}, allow},
 		{"kill the daemon", plain, arch, unix.SYS_KILL, []uint64{daemon, 9}, errno(syscall.EPERM)},
 		{"kill the helper's group", plain, arch, unix.SYS_KILL, []uint64{neg(helper), 9}, errno(syscall.EPERM)},
@@ -93,14 +94,7 @@ func TestFilterProgram(t *testing.T) {
 		{"an ordinary call", plain, arch, unix.SYS_WRITE, []uint64{1, 0, 3}, allow},
 	}
 	if arch == unix.AUDIT_ARCH_X86_64 {
-		tests = append(tests, struct {
-			name string
-			fs   filterSpec
-			arch uint32
-			nr   uintptr
-			args []uint64
-			want uint32
-		}{"x32 call", plain, arch, x32Bit | unix.SYS_WRITE, []uint64{1, 0, 3}, errno(syscall.ENOSYS)})
+		tests = append(tests, filterCase{"x32 call", plain, arch, x32Bit | unix.SYS_WRITE, []uint64{1, 0, 3}, errno(syscall.ENOSYS)})
 	}
 	for _, tt := range tests {
 		if got := runFilter(t, tt.fs, arch, tt.arch, tt.nr, tt.args...); got != tt.want {
