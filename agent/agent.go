@@ -30,12 +30,19 @@ type ToolCall struct {
 	Name string `json:"name"`
 	// Arguments is the JSON text exactly as the model wrote it; it may be invalid.
 	Arguments string `json:"arguments"`
+	// Extra holds the provider's own fields of the call (a JSON object,
+	// e.g. Gemini's extra_content with its thought signature), kept
+	// verbatim and sent back with the call. Empty: none.
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // Usage counts the tokens of one model call.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedTokens is the part of PromptTokens the provider served from
+	// its prompt cache (billed at a discount); 0 when it did not say.
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // Total is prompt plus completion tokens.
@@ -43,7 +50,7 @@ func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens}
+	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.CachedTokens + o.CachedTokens}
 }
 
 // Message is one entry of a conversation.
@@ -62,6 +69,12 @@ type Message struct {
 	// cost, and Model which model wrote it.
 	Usage Usage
 	Model string
+	// Extra, on an assistant message, holds the provider's own fields of
+	// the message besides role, content and tool calls (a JSON object: the
+	// reasoning of DeepSeek, Kimi and vLLM, OpenRouter's reasoning
+	// details...). It is stored with the message and sent back as it came
+	// where the provider needs it, and never shown to anyone.
+	Extra json.RawMessage
 }
 
 // ToolSpec describes a tool to the model.

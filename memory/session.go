@@ -35,7 +35,7 @@ type SessionStats struct {
 }
 
 const messageColumns = `id, role, content, images, tool_calls, tool_call_id, name,
-	created_at, prompt_tokens, completion_tokens`
+	created_at, prompt_tokens, completion_tokens, extra`
 
 // Append stores msgs at the end of session, all or none. A zero CreatedAt
 // becomes now. Each assistant message is a model call: its tokens are added
@@ -164,8 +164,8 @@ func appendMessages(ctx context.Context, tx *sql.Tx, session string, msgs []agen
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
 		(session, role, content, images, tool_calls, tool_call_id, name,
-		 created_at, prompt_tokens, completion_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		 created_at, prompt_tokens, completion_tokens, extra)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return 0, err
 	}
@@ -180,9 +180,13 @@ func appendMessages(ctx context.Context, tx *sql.Tx, session string, msgs []agen
 		if err != nil {
 			return 0, err
 		}
+		var extra any // NULL when the provider added nothing
+		if len(m.Extra) > 0 {
+			extra = string(m.Extra)
+		}
 		res, err := stmt.ExecContext(ctx, session, string(m.Role), m.Content, images, calls,
 			m.ToolCallID, m.Name, millis(m.CreatedAt),
-			m.Usage.PromptTokens, m.Usage.CompletionTokens)
+			m.Usage.PromptTokens, m.Usage.CompletionTokens, extra)
 		if err != nil {
 			return 0, err
 		}
@@ -282,14 +286,17 @@ func scanMessages(rows *sql.Rows) ([]StoredMessage, error) {
 	var msgs []StoredMessage
 	for rows.Next() {
 		var (
-			m             StoredMessage
-			role          string
-			images, calls sql.NullString
-			created       int64
+			m                    StoredMessage
+			role                 string
+			images, calls, extra sql.NullString
+			created              int64
 		)
 		if err := rows.Scan(&m.ID, &role, &m.Content, &images, &calls, &m.ToolCallID, &m.Name,
-			&created, &m.Usage.PromptTokens, &m.Usage.CompletionTokens); err != nil {
+			&created, &m.Usage.PromptTokens, &m.Usage.CompletionTokens, &extra); err != nil {
 			return nil, err
+		}
+		if extra.Valid && extra.String != "" {
+			m.Extra = json.RawMessage(extra.String)
 		}
 		m.Role = agent.Role(role)
 		m.CreatedAt = fromMillis(created)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -56,7 +57,9 @@ func TestAppendRecentRoundTrip(t *testing.T) {
 	at := time.Date(2025, 3, 4, 5, 6, 7, 8_000_000, time.UTC)
 	in := []agent.Message{
 		{Role: agent.RoleUser, Content: "look", Images: []string{"data:image/png;base64,AAAA"}, CreatedAt: at},
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":`}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":`,
+			Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"c2ln"}}}`)}},
+			Extra:     json.RawMessage(`{"reasoning_content":"I should read it.","reasoning_details":[{"type":"reasoning.encrypted","data":"x"}]}`),
 			CreatedAt: at, Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 7}},
 		{Role: agent.RoleTool, ToolCallID: "c1", Name: "read_file", Content: "Error: bad json", CreatedAt: at},
 		{Role: agent.RoleAssistant, Content: "done ✓", CreatedAt: at},
