@@ -91,6 +91,9 @@ type Request struct {
 	Tools    []ToolSpec
 	// ForceTool, when set, names the tool the model must call.
 	ForceTool string
+	// NoToolCalls asks for an answer without tool calls, with Tools still
+	// offered (tool_choice "none").
+	NoToolCalls bool
 }
 
 // Response is the model's reply to a Request.

@@ -33,34 +33,57 @@ func specsTokens(specs []ToolSpec) int {
 	return n
 }
 
-// fit builds the messages of a request: the system prompt and the newest
-// history that fits the budget, cut only where a user message starts so a
-// tool call is never separated from its results.
-func fit(system string, history []Message, specs []ToolSpec, cfg Config) []Message {
+// fit builds the messages of a request: the system prompt, the newest
+// history that fits the budget and the turn's own messages (msgs[turn:]),
+// which are never left out. History is cut only where a user message
+// starts, so a tool call is never separated from its results, and in
+// steps (see stepStart), so that consecutive requests share their prefix.
+// When the turn alone exceeds the budget its largest tool results are cut.
+func fit(system string, msgs []Message, turn int, specs []ToolSpec, cfg Config) []Message {
 	sys := Message{Role: RoleSystem, Content: system}
 	avail := cfg.ContextTokens - cfg.ReserveTokens - EstimateTokens(sys) - specsTokens(specs)
-	used := 0
-	cut := -1 // the earliest user message from which everything fits
-	for i := len(history) - 1; i >= 0; i-- {
-		used += EstimateTokens(history[i])
-		if used > avail {
-			break
-		}
-		if history[i].Role == RoleUser {
-			cut = i
-		}
+	turn = min(max(turn, 0), len(msgs))
+	turnTokens := 0
+	for _, m := range msgs[turn:] {
+		turnTokens += EstimateTokens(m)
 	}
-	start := cut
-	if cut < 0 {
-		start = lastUser(history)
-	}
-	out := make([]Message, 0, len(history)-start+1)
+	start := stepStart(msgs[:turn], avail-turnTokens, avail/2)
+	out := make([]Message, 0, len(msgs)-start+1)
 	out = append(out, sys)
-	out = append(out, history[start:]...)
-	if cut < 0 {
-		shrink(out[1:], avail)
+	out = append(out, msgs[start:]...)
+	if turnTokens > avail {
+		shrink(out[1+turn-start:], avail)
 	}
 	return out
+}
+
+// stepStart chooses where the history sent with a request starts: all of
+// it when it fits in avail tokens, else the earliest of its anchors from
+// which the rest fits (len(history) when none does). The anchors are the
+// user messages at which the history's running token count first reaches
+// each multiple of step, counted from the history's first message, so they
+// stay where they are as the conversation grows: the start stays put,
+// turn after turn, and moves on by about step tokens at once when it must.
+func stepStart(history []Message, avail, step int) int {
+	total := 0
+	for _, m := range history {
+		total += EstimateTokens(m)
+	}
+	if total <= avail {
+		return 0
+	}
+	step = max(step, 1)
+	next, cum := 0, 0 // next: the running count at which the next anchor lies
+	for i, m := range history {
+		if cum >= next && m.Role == RoleUser {
+			if total-cum <= avail {
+				return i
+			}
+			next = (cum/step + 1) * step
+		}
+		cum += EstimateTokens(m)
+	}
+	return len(history)
 }
 
 func lastUser(msgs []Message) int {
@@ -110,7 +133,8 @@ func (l *Loop) ContextUsage(ctx context.Context, t Turn) (used, limit int, err e
 		return 0, 0, err
 	}
 	used = specsTokens(s.specs)
-	for _, m := range fit(system, msgs, s.specs, s.cfg) {
+	msgs = stamped(inOrder(msgs, s.cfg.ReflectionPrompt), l.now().Location())
+	for _, m := range fit(system, msgs, len(msgs), s.specs, s.cfg) {
 		used += EstimateTokens(m)
 	}
 	return used, s.cfg.ContextTokens, nil

@@ -240,6 +240,7 @@ func interrupted(t Turn, msgs []Message, now time.Time) ([]Message, []ToolEvent)
 // recorded.
 type turnState struct {
 	msgs    []Message // what the model sees: the window and the turn so far
+	turn    int       // where in msgs the turn's own messages start
 	pending []Message // the tail of msgs since the last record
 	events  []ToolEvent
 	sent    *sentLog // what tools delivered to chats
@@ -248,6 +249,12 @@ type turnState struct {
 func (st *turnState) add(m Message) {
 	st.msgs = append(st.msgs, m)
 	st.pending = append(st.pending, m)
+}
+
+// amendLast changes the newest message, which is not recorded yet.
+func (st *turnState) amendLast(change func(*Message)) {
+	change(&st.msgs[len(st.msgs)-1])
+	change(&st.pending[len(st.pending)-1])
 }
 
 func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, events []ToolEvent) (Result, error) {
@@ -265,12 +272,17 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	if err != nil {
 		return Result{}, err
 	}
-	st := &turnState{msgs: append(keepCallsTogether(window), pending...), pending: pending, events: events, sent: sent}
+	window = keepCallsTogether(window)
+	turn := len(window)
+	if len(pending) == 0 || pending[0].Role != RoleUser {
+		turn = lastUser(window) // resumed: the turn's messages are on record
+	}
+	st := &turnState{msgs: append(window, pending...), turn: turn, pending: pending, events: events, sent: sent}
 
 	var res Result
 	var repeats loopDetector
 	for res.Iterations < s.cfg.MaxIterations {
-		reply, err := l.ask(ctx, s, t, system, st.msgs, s.specs, nil, &res)
+		reply, err := l.ask(ctx, s, t, system, st, s.specs, nil, &res)
 		if err != nil {
 			return l.failed(ctx, s, t, st, system, &res, err)
 		}
@@ -300,7 +312,9 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 				"You have called the same tool with the same arguments and got the same result three times in a row, so this turn is being stopped.")
 		}
 		if s.cfg.ReflectionPrompt != "" {
-			l.add(st, Message{Role: RoleUser, Content: s.cfg.ReflectionPrompt})
+			// After the round's last result rather than as a user message
+			// of its own, which some providers refuse after tool results.
+			st.amendLast(func(m *Message) { m.Content = withReflection(m.Content, s.cfg.ReflectionPrompt) })
 		}
 	}
 	log.Info("max iterations reached", "iterations", res.Iterations)
@@ -354,11 +368,14 @@ func (l *Loop) keep(ctx context.Context, t Turn, st *turnState) {
 // the budget refuses the request; then it is fitted to a smaller budget and
 // sent once more, and the budget that worked is kept for the next turns
 // and logged, so the owner can set agent.context_tokens to it.
-func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, msgs []Message, specs []ToolSpec, extra *Message, res *Result) (Message, error) {
+func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turnState, specs []ToolSpec, extra *Message, res *Result) (Message, error) {
+	msgs := stamped(inOrder(st.msgs, s.cfg.ReflectionPrompt), l.now().Location())
+	turn := len(msgs) - (len(st.msgs) - st.turn) // inOrder adds only before the turn
 	request := func(cfg Config) Request {
-		req := Request{Messages: fit(system, msgs, specs, cfg), Tools: specs}
+		req := Request{Messages: fit(system, msgs, turn, specs, cfg), Tools: specs}
 		if extra != nil {
 			req.Messages = append(req.Messages, *extra)
+			req.NoToolCalls = true
 		}
 		return req
 	}
@@ -433,7 +450,10 @@ func (l *Loop) wrapUp(ctx context.Context, s setup, t Turn, st *turnState, syste
 		defer cancel()
 	}
 	ask := Message{Role: RoleUser, Content: reason + " Do not call any tools. Tell the user plainly what you have done so far, what is not done, and what they could do next."}
-	reply, err := l.ask(ctx, s, t, system, st.msgs, nil, &ask, res)
+	// The tools are still offered, with calls ruled out: some providers
+	// refuse a history with tool calls and no tools, and the request keeps
+	// the prefix the provider's cache holds.
+	reply, err := l.ask(ctx, s, t, system, st, s.specs, &ask, res)
 	if err != nil || strings.TrimSpace(reply.Content) == "" {
 		res.Text = stoppedText(why, res, s.cfg.MaxIterations)
 	} else {

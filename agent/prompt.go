@@ -10,7 +10,8 @@ import (
 )
 
 const identity = `You are nanobot, a personal assistant that runs unattended on its owner's machine and talks with people through chat.
-Answer in the language the user writes in. Be concise and concrete. Format answers in Markdown.`
+Answer in the language the user writes in. Be concise and concrete. Format answers in Markdown.
+Each user message starts with the time it was sent, in brackets; the newest one tells the current time.`
 
 const toolGuidance = `## Tools
 Use tools when they help: to read or change files, run commands, fetch web pages or remember things. Call a tool only when you need its result; when you have what you need, answer without calling tools.
@@ -89,8 +90,10 @@ type section struct {
 // least important are cut, with a marker.
 func (l *Loop) systemPrompt(ctx context.Context, s setup, t Turn) (string, error) {
 	var b strings.Builder
-	b.WriteString(identity)
-	fmt.Fprintf(&b, "\n\nCurrent time: %s.\n", l.now().Format("Monday, 2006-01-02 15:04 MST"))
+	// Nothing here changes from one turn to the next, so that a
+	// provider's prompt cache serves the whole prompt: the time goes with
+	// each user message instead (stamp).
+	b.WriteString(identity + "\n\n")
 	if s.cfg.Workspace != "" {
 		fmt.Fprintf(&b, "Workspace (where file and shell tools work): %s\n", s.cfg.Workspace)
 	}

@@ -249,7 +249,7 @@ func TestCompleteResponseMapping(t *testing.T) {
 	if len(calls) != 3 {
 		t.Fatalf("tool calls = %+v, want 3", calls)
 	}
-	if calls[0] != (agent.ToolCall{ID: "call_a", Name: "read_file", Arguments: `{"path":"a"}`}) {
+	if !cmp.Equal(calls[0], agent.ToolCall{ID: "call_a", Name: "read_file", Arguments: `{"path":"a"}`}) {
 		t.Errorf("first call = %+v, want it verbatim", calls[0])
 	}
 	if calls[1].ID == "" || calls[2].ID == "" || calls[1].ID == calls[2].ID || calls[1].ID == "call_a" {
