@@ -111,6 +111,12 @@ type Response struct {
 // ContextLimit() int returning it.
 var ErrContextOverflow = errors.New("the request is larger than the model's context window")
 
+// ErrRequestRefused is matched (errors.Is) by a Provider's error when the
+// endpoint refused the request as it is (HTTP 400, 422...), so that sending
+// it again cannot help: something in the conversation is not acceptable
+// to it.
+var ErrRequestRefused = errors.New("the model service refused the request")
+
 // Provider sends one non-streaming chat completion to a model.
 type Provider interface {
 	Complete(ctx context.Context, req Request) (Response, error)

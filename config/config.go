@@ -43,7 +43,7 @@ type Provider struct {
 	Timeout            time.Duration `yaml:"timeout"`     // per request
 	MaxRetries         int           `yaml:"max_retries"` // on 429, 5xx and network errors
 	MaxTokens          int           `yaml:"max_tokens"`  // 0 leaves it to the endpoint
-	Temperature        float64       `yaml:"temperature"` // 0..2
+	Temperature        *float64      `yaml:"temperature"` // 0..2; nil: the model's own default
 	Vision             bool          `yaml:"vision"`
 	TranscriptionModel string        `yaml:"transcription_model"` // empty: voice notes are not transcribed
 	// Fallbacks are tried in order when the endpoint above still fails after its retries (unreachable,
@@ -302,12 +302,11 @@ const (
 func Default() *Config {
 	return &Config{
 		Provider: Provider{
-			BaseURL:     "https://api.openai.com/v1",
-			Model:       "gpt-4o-mini",
-			Timeout:     120 * time.Second,
-			MaxRetries:  3,
-			MaxTokens:   4096,
-			Temperature: 0.2,
+			BaseURL:    "https://api.openai.com/v1",
+			Model:      "gpt-4o-mini",
+			Timeout:    120 * time.Second,
+			MaxRetries: 3,
+			MaxTokens:  4096,
 
 			Fallbacks:        []Endpoint{},
 			FallbackCooldown: 5 * time.Minute,

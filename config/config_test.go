@@ -447,7 +447,7 @@ channels:
 	}
 	p := c.Provider
 	if p.BaseURL != "http://localhost:11434/v1" || p.Model != "llama3" || p.MaxTokens != 1024 ||
-		p.Temperature != 0.7 || !p.Vision || p.Timeout != 5*time.Second || p.TranscriptionModel != "pay $5, not " {
+		p.Temperature == nil || *p.Temperature != 0.7 || !p.Vision || p.Timeout != 5*time.Second || p.TranscriptionModel != "pay $5, not " {
 		t.Errorf("provider = %+v", p)
 	}
 	if want := "keep $HOME and ${LITERAL}"; c.Agent.SystemPrompt != want {

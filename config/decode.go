@@ -139,6 +139,17 @@ func (d *decoder) value(key string, n *yaml.Node, v reflect.Value) {
 		d.int(key, n, v)
 	case v.Kind() == reflect.Float64:
 		d.float(key, n, v)
+	case v.Kind() == reflect.Pointer: // an optional value: null or empty leaves it unset
+		if isNull(n) {
+			v.SetZero()
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		before := len(d.errs)
+		d.value(key, n, p.Elem())
+		if len(d.errs) == before {
+			v.Set(p)
+		}
 	case v.Kind() == reflect.Slice:
 		d.list(key, n, v)
 	case v.Kind() == reflect.Map:

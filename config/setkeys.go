@@ -102,6 +102,9 @@ func keyType(key string) (reflect.Type, error) {
 		}
 		t = f.Type
 	}
+	if t.Kind() == reflect.Pointer { // an optional value
+		t = t.Elem()
+	}
 	if t.Kind() == reflect.Struct && t != durationType {
 		return nil, fmt.Errorf("set %s: is a section, not a value", key)
 	}

@@ -72,7 +72,8 @@ func TestSetKeysOnExample(t *testing.T) {
 	want.Provider.BaseURL = "https://openrouter.ai/api/v1"
 	want.Provider.APIKey = "sk-or"
 	want.Provider.Model = "gpt-4.1"
-	want.Provider.Temperature = 1
+	one := 1.0
+	want.Provider.Temperature = &one
 	want.Agent.MaxIterations = 30
 	want.Agent.ReflectionPrompt = ""
 	want.Agent.SystemPrompt = "Answer briefly: no fluff. # not a comment"

@@ -281,7 +281,7 @@ func (c *Config) problems() []*Error {
 	k.positive("provider.timeout", p.Timeout)
 	k.between("provider.max_retries", int64(p.MaxRetries), 0, 10)
 	k.atLeast("provider.max_tokens", int64(p.MaxTokens), 0)
-	if !(p.Temperature >= 0 && p.Temperature <= 2) {
+	if t := p.Temperature; t != nil && !(*t >= 0 && *t <= 2) {
 		k.fail("provider.temperature", "must be between 0 and 2")
 	}
 	for i, f := range p.Fallbacks {

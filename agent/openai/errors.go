@@ -45,13 +45,32 @@ func (e *Error) Unwrap() error { return e.err }
 func (e *Error) ContextLimit() int { return e.limit }
 
 // contextOverflow recognises an endpoint's refusal of a request as larger
-// than its context window, in the words the common servers use (OpenAI,
-// vLLM, llama.cpp, Ollama, Anthropic-compatible gateways).
-var contextOverflow = lazyre.New(`(?i)context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|reduce the length|exceeds? the (model's |available )?(max(imum)? )?context`)
+// than its context window by what such refusals talk about (the tokens,
+// length or context of the input) and how (it exceeds a maximum, a limit,
+// a range), rather than by the sentences of particular servers: OpenAI,
+// vLLM, llama.cpp, Ollama, Anthropic-style gateways, Gemini ("input token
+// count ... exceeds the maximum number of tokens allowed"), xAI ("maximum
+// prompt length is ... but the request contains"), Moonshot ("exceeded
+// model token limit"), DashScope ("Range of input length should be").
+var (
+	overflowTopic = lazyre.New(`(?i)token|length|context|prompt is too long|input is too long`)
+	overflowHow   = lazyre.New(`(?i)exceed|maximum|max length|too (long|large|many)|limit|range of input|reduce the length|context (length|window|size)`)
+	// A refusal of the max_tokens parameter itself is not an overflow of
+	// the input, unless it also speaks of the input.
+	maxTokensParam = lazyre.New(`(?i)max_(completion_|output_)?tokens`)
+	inputWords     = lazyre.New(`(?i)context|prompt|input|messages`)
+)
+
+func isOverflow(detail string) bool {
+	if !overflowTopic.MatchString(detail) || !overflowHow.MatchString(detail) {
+		return false
+	}
+	return !maxTokensParam.MatchString(detail) || inputWords.MatchString(detail)
+}
 
 // contextLimit finds the window a refusal names ("maximum context length is
-// 8192 tokens").
-var contextLimit = lazyre.New(`(?i)(?:context length|context window|context size|maximum context)[^0-9]{0,40}?(\d{3,7})`)
+// 8192 tokens", "tokens allowed (1048576)", "should be [1, 30720]").
+var contextLimit = lazyre.New(`(?i)(?:context length|context window|context size|maximum context|maximum prompt length|token limit|tokens allowed|max length|input length should be \[\d+,)[^0-9]{0,40}?(\d{3,8})`)
 
 func parseContextLimit(detail string) int {
 	m := contextLimit.FindStringSubmatch(detail)
@@ -147,3 +166,20 @@ func networkReason(err error) string {
 
 // UserMessage is the sentence to show the user; the loop looks for it.
 func (e *Error) UserMessage() string { return e.Message }
+
+// refusedField and refusedWord recognise an endpoint's refusal of a field
+// it does not know, naming one the wire layer adds.
+var (
+	refusedField = lazyre.New(`(?i)reasoning|extra_content|thought_signature|prompt_cache_key|cache_control`)
+	refusedWord  = lazyre.New(`(?i)unsupported|not permitted|unrecogni[sz]ed|unknown|additional propert|extra (inputs|fields)|not allowed|unexpected|extra_forbidden`)
+)
+
+// refusedAdditions reports whether err is a refusal of the request for
+// fields the wire layer added to it.
+func refusedAdditions(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || (e.Status != 400 && e.Status != 422) {
+		return false
+	}
+	return refusedField.MatchString(e.Message) && refusedWord.MatchString(e.Message)
+}

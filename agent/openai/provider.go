@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -25,9 +26,10 @@ type Config struct {
 	// Timeout bounds each attempt; 0 means only the caller's context does.
 	Timeout time.Duration
 	// MaxRetries is how many extra attempts follow a retryable failure.
-	MaxRetries  int
-	MaxTokens   int
-	Temperature float32
+	MaxRetries int
+	MaxTokens  int
+	// Temperature is sent when set; nil leaves it to the model.
+	Temperature *float32
 	// Vision sends the images of user messages to the model.
 	Vision bool
 	// TranscriptionModel enables Transcribe (e.g. "whisper-1").
@@ -46,10 +48,14 @@ const (
 // Provider sends chat completions and transcriptions to an OpenAI-compatible
 // API. It is safe for concurrent use.
 type Provider struct {
-	cfg    Config
-	client *goopenai.Client
-	log    *slog.Logger
-	red    redactor
+	cfg     Config
+	client  *goopenai.Client
+	log     *slog.Logger
+	red     redactor
+	dialect dialect
+	// plain is set once the endpoint refused the fields the wire layer
+	// adds (a strict schema): from then on none are sent.
+	plain atomic.Bool
 
 	backoffBase, backoffMax time.Duration
 	// sleep waits between attempts; tests replace it to observe delays.
@@ -76,6 +82,7 @@ func New(cfg Config, opts ...Option) *Provider {
 		backoffBase: defaultBackoffBase,
 		backoffMax:  defaultBackoffMax,
 		sleep:       sleepCtx,
+		dialect:     dialectOf(cfg.BaseURL, cfg.Model),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -87,7 +94,7 @@ func New(cfg Config, opts ...Option) *Provider {
 	if cfg.BaseURL != "" {
 		cc.BaseURL = cfg.BaseURL
 	}
-	cc.HTTPClient = &http.Client{Transport: headerRecorder{base: http.DefaultTransport}}
+	cc.HTTPClient = &http.Client{Transport: wireTransport{base: http.DefaultTransport}}
 	p.client = goopenai.NewClientWithConfig(cc)
 	return p
 }
@@ -95,21 +102,47 @@ func New(cfg Config, opts ...Option) *Provider {
 // Complete sends one non-streaming chat completion, retrying transient
 // failures. Its errors are *Error.
 func (p *Provider) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
-	wire := p.chatRequest(req)
+	session := ""
+	if t, ok := agent.TurnFrom(ctx); ok {
+		session = t.Session
+	}
+	plain := p.plain.Load()
+	wire, patch := p.chatRequest(session, req, plain)
+	resp, err := p.send(ctx, wire, patch)
+	if err != nil && !plain && !patch.empty() && refusedAdditions(err) {
+		// A strict endpoint (Groq, Mistral) refuses fields it does not
+		// know, such as the reasoning another model left in the history.
+		p.plain.Store(true)
+		p.log.Warn("the model endpoint refused provider fields; sending plain requests from now on",
+			"endpoint", EndpointName(p.cfg.BaseURL, p.cfg.Model), "error", err.Error())
+		wire, patch = p.chatRequest(session, req, true)
+		resp, err = p.send(ctx, wire, patch)
+	}
+	if err != nil {
+		return agent.Response{}, err
+	}
+	resp.Model = p.cfg.Model
+	return resp, nil
+}
+
+func (p *Provider) send(ctx context.Context, wire goopenai.ChatCompletionRequest, patch *bodyPatch) (agent.Response, error) {
+	if !patch.empty() {
+		ctx = context.WithValue(ctx, patchKey{}, patch)
+	}
 	var resp agent.Response
 	err := p.retry(ctx, "chat", func(ctx context.Context) error {
 		r, err := p.client.CreateChatCompletion(ctx, wire)
 		if err != nil {
 			return err
 		}
-		resp, err = response(r)
+		var raw []byte
+		if info, ok := ctx.Value(attemptKey{}).(*attemptInfo); ok {
+			raw = info.reply
+		}
+		resp, err = response(r, raw)
 		return err
 	})
-	if err != nil {
-		return agent.Response{}, err
-	}
-	resp.Model = p.cfg.Model
-	return resp, nil
+	return resp, err
 }
 
 // Model is the model this provider asks.

@@ -39,7 +39,7 @@ func newHarness(t *testing.T, baseURL string, edit func(*Config)) *harness {
 		Timeout:     30 * time.Second,
 		MaxRetries:  3,
 		MaxTokens:   1024,
-		Temperature: 0.2,
+		Temperature: ptr(float32(0.2)),
 		Logger:      slog.New(slog.NewTextHandler(h.log, nil)),
 	}
 	if edit != nil {
@@ -187,23 +187,28 @@ func assertJSON(t *testing.T, what string, got any, want string) {
 	}
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func TestChatRequestSampling(t *testing.T) {
 	tests := []struct {
 		name                 string
 		model                string
-		temperature          float32
+		temperature          *float32
 		wantMax, wantMaxComp int
 		wantTemp             float32
 	}{
-		{"chat model", "gpt-4o-mini", 0.2, 500, 0, 0.2},
-		{"zero temperature is sent", "gpt-4o-mini", 0, 500, 0, math.SmallestNonzeroFloat32},
-		{"reasoning model", "o3-mini", 0.2, 0, 500, 0},
-		{"gpt-5", "gpt-5-mini", 0, 0, 500, 0},
+		{"chat model", "gpt-4o-mini", ptr(float32(0.2)), 500, 0, 0.2},
+		{"zero temperature is sent", "gpt-4o-mini", ptr(float32(0)), 500, 0, math.SmallestNonzeroFloat32},
+		// Unset, none is sent: the model's default applies (Kimi K2.5
+		// refuses any other than 1).
+		{"no temperature set", "kimi-k2.5", nil, 500, 0, 0},
+		{"reasoning model", "o3-mini", ptr(float32(0.2)), 0, 500, 0},
+		{"gpt-5", "gpt-5-mini", ptr(float32(0)), 0, 500, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := New(Config{Model: tt.model, MaxTokens: 500, Temperature: tt.temperature})
-			got := p.chatRequest(agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+			got, _ := p.chatRequest("", agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, false)
 			if got.MaxTokens != tt.wantMax || got.MaxCompletionTokens != tt.wantMaxComp || got.Temperature != tt.wantTemp {
 				t.Errorf("max_tokens %d, max_completion_tokens %d, temperature %v; want %d, %d, %v",
 					got.MaxTokens, got.MaxCompletionTokens, got.Temperature, tt.wantMax, tt.wantMaxComp, tt.wantTemp)

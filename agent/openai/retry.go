@@ -20,30 +20,24 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 )
 
-// attemptInfo collects what go-openai does not return on failure: the
-// headers telling us how long to wait.
+// attemptInfo collects what go-openai does not return: the headers telling
+// us how long to wait, and the reply as it came (for the fields its types
+// drop).
 type attemptInfo struct {
 	retryAfter   string
 	retryAfterMS string
+	reply        []byte
 }
 
 type attemptKey struct{}
 
-// headerRecorder is the HTTP transport of the client; it copies the
-// Retry-After headers into the attemptInfo carried by the request context.
-// http.Client calls RoundTrip on the caller's goroutine, so no lock is
-// needed.
-type headerRecorder struct{ base http.RoundTripper }
+// wireTransport is the HTTP transport of the client (see wire.go). It
+// fills the attemptInfo carried by the request context; http.Client calls
+// RoundTrip on the caller's goroutine, so no lock is needed.
+type wireTransport struct{ base http.RoundTripper }
 
-func (h headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := h.base.RoundTrip(req)
-	if resp != nil {
-		if info, ok := req.Context().Value(attemptKey{}).(*attemptInfo); ok {
-			info.retryAfter = resp.Header.Get("Retry-After")
-			info.retryAfterMS = resp.Header.Get("Retry-After-Ms")
-		}
-	}
-	return resp, err
+func (w wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return roundTrip(w.base, req)
 }
 
 // failure is one failed attempt, classified.
@@ -56,6 +50,9 @@ type failure struct {
 	// it named as limit (0: not named).
 	overflow bool
 	limit    int
+	// refused: the endpoint refused this request as it is (400, 422...);
+	// sending it again, here or elsewhere, would not help.
+	refused bool
 	// describe words the final error; n is the number of attempts made.
 	describe func(n int) string
 	// reason is a short redacted text for the retry log line.
@@ -105,8 +102,11 @@ func (p *Provider) retry(ctx context.Context, op string, call func(context.Conte
 
 func (f failure) err(attempts int) *Error {
 	e := &Error{Status: f.status, Message: f.describe(attempts), Attempts: attempts, Transient: f.retryable || f.transient}
-	if f.overflow {
+	switch {
+	case f.overflow:
 		e.err, e.limit = agent.ErrContextOverflow, f.limit
+	case f.refused:
+		e.err = agent.ErrRequestRefused
 	}
 	return e
 }
@@ -131,16 +131,21 @@ func (p *Provider) classify(err error, timedOut bool) failure {
 			},
 		}
 	}
-	if status, detail, ok := httpFailure(err); ok {
+	if status, detail, code, ok := httpFailure(err); ok {
 		detail = p.red.redact(detail)
 		f := failure{
-			status:    status,
-			retryable: status == 408 || status == 409 || status == 429 || status >= 500,
+			status: status,
+			// Groq's tool_use_failed: the model wrote a call the server
+			// could not parse; another sample usually succeeds.
+			retryable: status == 408 || status == 409 || status == 429 || status >= 500 || code == "tool_use_failed",
 			reason:    truncate(detail, maxDetail),
 			describe:  func(n int) string { return statusMessage(status, detail, n) },
 		}
-		if (status == 400 || status == 413) && contextOverflow.MatchString(detail) {
+		switch {
+		case (status == 400 || status == 413) && isOverflow(detail):
 			f.overflow, f.limit = true, parseContextLimit(detail)
+		case !f.retryable && (status == 400 || status == 413 || status == 415 || status == 422):
+			f.refused = true
 		}
 		return f
 	}
@@ -179,10 +184,13 @@ func (p *Provider) classify(err error, timedOut bool) failure {
 
 // httpFailure extracts the status and the server's own message from
 // go-openai's error types.
-func httpFailure(err error) (status int, detail string, ok bool) {
+func httpFailure(err error) (status int, detail, code string, ok bool) {
 	var apiErr *goopenai.APIError
 	if errors.As(err, &apiErr) && apiErr.HTTPStatusCode != 0 {
-		return apiErr.HTTPStatusCode, apiErr.Message, true
+		if c, isString := apiErr.Code.(string); isString {
+			code = c
+		}
+		return apiErr.HTTPStatusCode, apiErr.Message, code, true
 	}
 	var reqErr *goopenai.RequestError
 	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0 {
@@ -190,9 +198,9 @@ func httpFailure(err error) (status int, detail string, ok bool) {
 		if strings.HasPrefix(body, "<") { // an HTML error page says nothing useful
 			body = ""
 		}
-		return reqErr.HTTPStatusCode, body, true
+		return reqErr.HTTPStatusCode, body, "", true
 	}
-	return 0, "", false
+	return 0, "", "", false
 }
 
 // delay is how long to wait after the given failed attempt: what the

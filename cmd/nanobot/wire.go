@@ -170,11 +170,20 @@ func (r *runtime) newProvider(cfg *config.Config, ep config.Endpoint) *openai.Pr
 		Timeout:            cfg.Provider.Timeout,
 		MaxRetries:         cfg.Provider.MaxRetries,
 		MaxTokens:          cfg.Provider.MaxTokens,
-		Temperature:        float32(cfg.Provider.Temperature),
+		Temperature:        temperature(cfg.Provider.Temperature),
 		Vision:             cfg.Provider.Vision,
 		TranscriptionModel: cfg.Provider.TranscriptionModel,
 		Logger:             r.logger,
 	})
+}
+
+// temperature is the configured sampling temperature, nil when unset.
+func temperature(t *float64) *float32 {
+	if t == nil {
+		return nil
+	}
+	v := float32(*t)
+	return &v
 }
 
 func agentConfig(cfg *config.Config) agent.Config {
