@@ -149,15 +149,22 @@ func (s *Store) RecordUsage(ctx context.Context, session string, at time.Time, m
 
 // addUsage counts one model call of the session on the day of at.
 func addUsage(ctx context.Context, tx *sql.Tx, session string, at time.Time, model string, u agent.Usage) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO usage (session, day, model, calls, prompt_tokens, completion_tokens)
-		VALUES (?, ?, ?, 1, ?, ?)
+	_, err := tx.ExecContext(ctx, `INSERT INTO usage
+		(session, day, model, calls, prompt_tokens, completion_tokens, cached_tokens)
+		VALUES (?, ?, ?, 1, ?, ?, ?)
 		ON CONFLICT (session, day, model) DO UPDATE SET
 			calls = calls + 1,
 			prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-			completion_tokens = completion_tokens + excluded.completion_tokens`,
-		session, day(at), model, u.PromptTokens, u.CompletionTokens)
+			completion_tokens = completion_tokens + excluded.completion_tokens,
+			cached_tokens = cached_tokens + excluded.cached_tokens`,
+		session, day(at), model, u.PromptTokens, u.CompletionTokens, u.CachedTokens)
 	return err
 }
+
+// usageSums selects the sums of an agent.Usage over usage rows, in the
+// order of its fields: prompt, completion, cached.
+const usageSums = `coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+	coalesce(sum(cached_tokens), 0)`
 
 // UsageOn returns the session's usage on the calendar day of the given time,
 // taken in that time's own location: days are the dates recorded by
@@ -165,9 +172,9 @@ func addUsage(ctx context.Context, tx *sql.Tx, session string, at time.Time, mod
 // An empty session sums every session.
 func (s *Store) UsageOn(ctx context.Context, session string, on time.Time) (agent.Usage, error) {
 	var u agent.Usage
-	err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)
+	err := s.db.QueryRowContext(ctx, `SELECT `+usageSums+`
 		FROM usage WHERE day = ?1 AND (?2 = '' OR session = ?2)`, day(on), session).
-		Scan(&u.PromptTokens, &u.CompletionTokens)
+		Scan(&u.PromptTokens, &u.CompletionTokens, &u.CachedTokens)
 	if err != nil {
 		return agent.Usage{}, fmt.Errorf("read usage: %w", err)
 	}
@@ -181,7 +188,7 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]UsageRow, er
 	if !since.IsZero() {
 		from = day(since)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT day, session, model, calls, prompt_tokens, completion_tokens
+	rows, err := s.db.QueryContext(ctx, `SELECT day, session, model, calls, prompt_tokens, completion_tokens, cached_tokens
 		FROM usage WHERE day >= ? ORDER BY day, session, model`, from)
 	if err != nil {
 		return nil, fmt.Errorf("read usage: %w", err)
@@ -190,7 +197,7 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]UsageRow, er
 	var out []UsageRow
 	for rows.Next() {
 		var r UsageRow
-		if err := rows.Scan(&r.Day, &r.Session, &r.Model, &r.Calls, &r.PromptTokens, &r.CompletionTokens); err != nil {
+		if err := rows.Scan(&r.Day, &r.Session, &r.Model, &r.Calls, &r.PromptTokens, &r.CompletionTokens, &r.CachedTokens); err != nil {
 			return nil, fmt.Errorf("read usage: %w", err)
 		}
 		out = append(out, r)

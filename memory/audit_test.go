@@ -1,6 +1,9 @@
 package memory
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,11 +71,11 @@ func TestUsagePerDay(t *testing.T) {
 		model   string
 		u       agent.Usage
 	}{
-		{"a", day1, "m1", agent.Usage{PromptTokens: 100, CompletionTokens: 10}},
-		{"a", day1.Add(-time.Hour), "m1", agent.Usage{PromptTokens: 50, CompletionTokens: 5}},
+		{"a", day1, "m1", agent.Usage{PromptTokens: 100, CompletionTokens: 10, CachedTokens: 64}},
+		{"a", day1.Add(-time.Hour), "m1", agent.Usage{PromptTokens: 50, CompletionTokens: 5, CachedTokens: 32}},
 		{"a", day1, "m2", agent.Usage{PromptTokens: 3, CompletionTokens: 3}},
 		{"a", day2, "m1", agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
-		{"b", day1, "m1", agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+		{"b", day1, "m1", agent.Usage{PromptTokens: 1000, CompletionTokens: 100, CachedTokens: 512}},
 	}
 	for _, r := range records {
 		if err := s.RecordUsage(ctx, r.session, r.at, r.model, r.u); err != nil {
@@ -84,11 +87,11 @@ func TestUsagePerDay(t *testing.T) {
 		on      time.Time
 		want    agent.Usage
 	}{
-		{"a", day1, agent.Usage{PromptTokens: 153, CompletionTokens: 18}},
-		{"a", time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC), agent.Usage{PromptTokens: 153, CompletionTokens: 18}},
+		{"a", day1, agent.Usage{PromptTokens: 153, CompletionTokens: 18, CachedTokens: 96}},
+		{"a", time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC), agent.Usage{PromptTokens: 153, CompletionTokens: 18, CachedTokens: 96}},
 		{"a", day2, agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
 		{"b", day2, agent.Usage{}},
-		{"", day1, agent.Usage{PromptTokens: 1153, CompletionTokens: 118}},
+		{"", day1, agent.Usage{PromptTokens: 1153, CompletionTokens: 118, CachedTokens: 608}},
 		// The day is the date in the time's own location: 2025-07-02 01:30 in
 		// UTC+2 is 2025-07-01 23:30 UTC, but counts as July 2nd.
 		{"a", day1.In(time.FixedZone("UTC+2", 2*3600)), agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
@@ -108,9 +111,9 @@ func TestUsagePerDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []UsageRow{
-		{Day: "2025-07-01", Session: "a", Model: "m1", Calls: 2, Usage: agent.Usage{PromptTokens: 150, CompletionTokens: 15}},
+		{Day: "2025-07-01", Session: "a", Model: "m1", Calls: 2, Usage: agent.Usage{PromptTokens: 150, CompletionTokens: 15, CachedTokens: 96}},
 		{Day: "2025-07-01", Session: "a", Model: "m2", Calls: 1, Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 3}},
-		{Day: "2025-07-01", Session: "b", Model: "m1", Calls: 1, Usage: agent.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+		{Day: "2025-07-01", Session: "b", Model: "m1", Calls: 1, Usage: agent.Usage{PromptTokens: 1000, CompletionTokens: 100, CachedTokens: 512}},
 		{Day: "2025-07-02", Session: "a", Model: "m1", Calls: 1, Usage: agent.Usage{PromptTokens: 7, CompletionTokens: 1}},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
@@ -129,17 +132,62 @@ func TestAppendCountsAssistantMessagesAsCalls(t *testing.T) {
 		agent.Message{Role: agent.RoleUser, Content: "hi", CreatedAt: at},
 		agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "a", Name: "x"}}, Usage: agent.Usage{PromptTokens: 100, CompletionTokens: 5}, CreatedAt: at},
 		agent.Message{Role: agent.RoleTool, ToolCallID: "a", Content: "ok", CreatedAt: at},
-		agent.Message{Role: agent.RoleAssistant, Content: "done", Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 7}, CreatedAt: at},
+		agent.Message{Role: agent.RoleAssistant, Content: "done", Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 7, CachedTokens: 96}, CreatedAt: at},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.UsageOn(ctx, "telegram:1", at)
-	if err != nil || got != (agent.Usage{PromptTokens: 220, CompletionTokens: 12}) {
+	if err != nil || got != (agent.Usage{PromptTokens: 220, CompletionTokens: 12, CachedTokens: 96}) {
 		t.Errorf("UsageOn = %+v, %v; want the two assistant messages' tokens", got, err)
 	}
 	rows, _ := s.UsageSince(ctx, at.Add(-time.Hour))
 	if len(rows) != 1 || rows[0].Calls != 2 {
 		t.Errorf("UsageSince = %+v; want one row with 2 calls", rows)
+	}
+}
+
+// Usage counted before the store knew cached tokens reads as none cached,
+// and a later call on the same day adds its cached tokens to that row.
+func TestUsageFromBeforeCachedTokens(t *testing.T) {
+	ctx := t.Context()
+	ms, err := loadMigrations(migrationData{FTS5: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ms, func(m migration) bool { return strings.HasSuffix(m.name, "provider_fields.sql") })
+	if i < 0 {
+		t.Fatal("no migration adds cached_tokens")
+	}
+	path := dbPath(t)
+	raw := rawDB(t, path)
+	for _, m := range ms[:i] {
+		if _, err := raw.Exec(m.sql); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+	}
+	if _, err := raw.Exec(fmt.Sprintf(`PRAGMA user_version = %d;
+		INSERT INTO usage (session, day, model, calls, prompt_tokens, completion_tokens)
+		VALUES ('telegram:1', '2026-03-04', 'm', 2, 300, 30)`, ms[i-1].version)); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	s := openAt(t, path, options{})
+	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	if got, err := s.UsageOn(ctx, "telegram:1", at); err != nil || got != (agent.Usage{PromptTokens: 300, CompletionTokens: 30}) {
+		t.Errorf("UsageOn of the old row = %+v, %v; want 300+30 tokens, none cached", got, err)
+	}
+	if err := s.RecordUsage(ctx, "telegram:1", at, "m", agent.Usage{PromptTokens: 200, CompletionTokens: 10, CachedTokens: 150}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.UsageSince(ctx, at)
+	want := []UsageRow{{Day: "2026-03-04", Session: "telegram:1", Model: "m", Calls: 3,
+		Usage: agent.Usage{PromptTokens: 500, CompletionTokens: 40, CachedTokens: 150}}}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("UsageSince after a cached call (-want +got):\n%s", diff)
 	}
 }

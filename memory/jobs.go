@@ -268,12 +268,12 @@ func (s *Store) SkipJob(ctx context.Context, id int64, slot, next time.Time) err
 func (s *Store) ChatUsageOn(ctx context.Context, channel, chat string, on time.Time, also ...string) (agent.Usage, error) {
 	var u agent.Usage
 	extra, _ := json.Marshal(append([]string{}, also...))
-	err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)
+	err := s.db.QueryRowContext(ctx, `SELECT `+usageSums+`
 		FROM usage WHERE day = ?1 AND (session = ?2 || ':' || ?3
 			OR session IN (SELECT 'cron:' || id FROM jobs WHERE channel = ?2 AND chat_id = ?3)
 			OR session IN (SELECT 'subagent:' || id FROM subagents WHERE channel = ?2 AND chat_id = ?3)
 			OR session IN (SELECT value FROM json_each(?4)))`,
-		day(on), channel, chat, string(extra)).Scan(&u.PromptTokens, &u.CompletionTokens)
+		day(on), channel, chat, string(extra)).Scan(&u.PromptTokens, &u.CompletionTokens, &u.CachedTokens)
 	if err != nil {
 		return agent.Usage{}, fmt.Errorf("read chat usage: %w", err)
 	}

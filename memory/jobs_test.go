@@ -129,19 +129,20 @@ func TestChatUsageOn(t *testing.T) {
 	for _, rec := range []struct {
 		session string
 		tokens  int
-	}{{"telegram:42", 100}, {"cron:" + itoa(job), 20}, {"cron:" + itoa(other), 5}, {"telegram:7", 1}} {
-		if err := s.RecordUsage(ctx, rec.session, now, "m", agent.Usage{PromptTokens: rec.tokens}); err != nil {
+		cached  int
+	}{{"telegram:42", 100, 60}, {"cron:" + itoa(job), 20, 8}, {"cron:" + itoa(other), 5, 4}, {"telegram:7", 1, 1}} {
+		if err := s.RecordUsage(ctx, rec.session, now, "m", agent.Usage{PromptTokens: rec.tokens, CachedTokens: rec.cached}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if u, err := s.ChatUsageOn(ctx, "telegram", "42", now); err != nil || u.Total() != 120 {
-		t.Errorf("ChatUsageOn = %+v, %v; want 120 tokens (the chat and its job)", u, err)
+	if u, err := s.ChatUsageOn(ctx, "telegram", "42", now); err != nil || u.Total() != 120 || u.CachedTokens != 68 {
+		t.Errorf("ChatUsageOn = %+v, %v; want 120 tokens, 68 of them cached (the chat and its job)", u, err)
 	}
-	if err := s.RecordUsage(ctx, "heartbeat", now, "m", agent.Usage{CompletionTokens: 3}); err != nil {
+	if err := s.RecordUsage(ctx, "heartbeat", now, "m", agent.Usage{PromptTokens: 10, CompletionTokens: 3, CachedTokens: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if u, err := s.ChatUsageOn(ctx, "telegram", "42", now, "heartbeat"); err != nil || u.Total() != 123 {
-		t.Errorf("ChatUsageOn with the heartbeat = %+v, %v; want 123 tokens", u, err)
+	if u, err := s.ChatUsageOn(ctx, "telegram", "42", now, "heartbeat"); err != nil || u.Total() != 133 || u.CachedTokens != 70 {
+		t.Errorf("ChatUsageOn with the heartbeat = %+v, %v; want 133 tokens, 70 of them cached", u, err)
 	}
 }
 
