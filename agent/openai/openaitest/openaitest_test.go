@@ -3,6 +3,7 @@ package openaitest_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -130,6 +131,47 @@ func TestServerRawReplies(t *testing.T) {
 	}
 }
 
+// The usage block is rendered as OpenAI renders it: cached tokens under
+// prompt_tokens_details, and no details when nothing was cached.
+func TestServerUsageBlock(t *testing.T) {
+	srv := openaitest.NewServer(t)
+	tests := []struct {
+		name    string
+		u       agent.Usage
+		details string // prompt_tokens_details as sent
+	}{
+		{"cached", agent.Usage{PromptTokens: 2006, CompletionTokens: 300, CachedTokens: 1920}, `{"audio_tokens":0,"cached_tokens":1920}`},
+		{"none cached", agent.Usage{PromptTokens: 5, CompletionTokens: 2}, `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.Script(openaitest.Reply{Text: "hi", Usage: tt.u})
+			resp, err := http.Post(srv.URL()+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Usage struct {
+					Prompt     int             `json:"prompt_tokens"`
+					Completion int             `json:"completion_tokens"`
+					Total      int             `json:"total_tokens"`
+					Details    json.RawMessage `json:"prompt_tokens_details"`
+				} `json:"usage"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			u := body.Usage
+			if u.Prompt != tt.u.PromptTokens || u.Completion != tt.u.CompletionTokens || u.Total != tt.u.Total() ||
+				string(u.Details) != tt.details {
+				t.Errorf("usage = %d/%d/%d, prompt_tokens_details %s; want %d/%d/%d, %s",
+					u.Prompt, u.Completion, u.Total, u.Details, tt.u.PromptTokens, tt.u.CompletionTokens, tt.u.Total(), tt.details)
+			}
+		})
+	}
+}
+
 func TestServerHoldAndWait(t *testing.T) {
 	srv := openaitest.NewServer(t)
 	hold := make(chan struct{})
@@ -220,7 +262,7 @@ func TestServerTranscription(t *testing.T) {
 
 func TestScripted(t *testing.T) {
 	p := openaitest.NewScripted(
-		openaitest.Reply{Text: "one", Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 1}},
+		openaitest.Reply{Text: "one", Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 1, CachedTokens: 2}},
 		openaitest.Reply{Status: 500},
 		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "exec", Arguments: "{}"}}},
 	)
@@ -231,8 +273,8 @@ func TestScripted(t *testing.T) {
 
 	r, err := p.Complete(ctx, req("a"))
 	want := agent.Response{
-		Message: agent.Message{Role: agent.RoleAssistant, Content: "one", Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 1}},
-		Usage:   agent.Usage{PromptTokens: 3, CompletionTokens: 1},
+		Message: agent.Message{Role: agent.RoleAssistant, Content: "one", Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 1, CachedTokens: 2}},
+		Usage:   agent.Usage{PromptTokens: 3, CompletionTokens: 1, CachedTokens: 2},
 	}
 	if err != nil || !cmp.Equal(want, r) {
 		t.Errorf("first = %+v, %v; want %+v", r, err, want)

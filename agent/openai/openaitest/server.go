@@ -40,7 +40,8 @@ type Reply struct {
 	// Hold, when set, holds the reply back until it is closed or the client
 	// gives up.
 	Hold <-chan struct{}
-	// Usage is reported in the reply.
+	// Usage is reported in the reply; its CachedTokens, when not 0, as
+	// usage.prompt_tokens_details.cached_tokens, where OpenAI puts them.
 	Usage agent.Usage
 	// Cut sends the status line, the headers and half the body, then
 	// closes the connection: a reply broken off mid-response.
@@ -317,17 +318,22 @@ func completion(model string, r Reply) goopenai.ChatCompletionResponse {
 		})
 		finish = goopenai.FinishReasonToolCalls
 	}
+	usage := goopenai.Usage{
+		PromptTokens:     r.Usage.PromptTokens,
+		CompletionTokens: r.Usage.CompletionTokens,
+		TotalTokens:      r.Usage.Total(),
+	}
+	if r.Usage.CachedTokens != 0 {
+		// Providers without a prompt cache send no details at all.
+		usage.PromptTokensDetails = &goopenai.PromptTokensDetails{CachedTokens: r.Usage.CachedTokens}
+	}
 	return goopenai.ChatCompletionResponse{
 		ID:      "chatcmpl-stub",
 		Object:  "chat.completion",
 		Created: time.Now().Unix(),
 		Model:   model,
 		Choices: []goopenai.ChatCompletionChoice{{Message: msg, FinishReason: finish}},
-		Usage: goopenai.Usage{
-			PromptTokens:     r.Usage.PromptTokens,
-			CompletionTokens: r.Usage.CompletionTokens,
-			TotalTokens:      r.Usage.Total(),
-		},
+		Usage:   usage,
 	}
 }
 
