@@ -148,9 +148,9 @@ func TestMetricsExposition(t *testing.T) {
 	m.InboundMessage("cli")
 	m.Turn(TurnAnswered)
 	m.Turn(TurnBudget)
-	m.ModelCall(OutcomeOK, 1500*time.Millisecond, 120, 30)
-	m.ModelCall(OutcomeError, 200*time.Millisecond, 0, 0)
-	m.ModelCall(OutcomeOK, time.Second, -5, -1) // nonsense usage is ignored, not a panic
+	m.ModelCall(OutcomeOK, 1500*time.Millisecond, 120, 30, 96)
+	m.ModelCall(OutcomeError, 200*time.Millisecond, 0, 0, 0)
+	m.ModelCall(OutcomeOK, time.Second, -5, -1, -3) // nonsense usage is ignored, not a panic
 	m.ToolCall("exec", "deny")
 	m.ToolCall("read_file", "allow")
 	m.TelegramError("sendMessage")
@@ -178,6 +178,7 @@ func TestMetricsExposition(t *testing.T) {
 		`nanobot_model_call_duration_seconds_bucket{le="2.5"} 3`,
 		`nanobot_model_tokens_total{kind="prompt"} 120`,
 		`nanobot_model_tokens_total{kind="completion"} 30`,
+		`nanobot_model_cached_tokens_total 96`,
 		`nanobot_tool_calls_total{tool="exec",verdict="deny"} 1`,
 		`nanobot_tool_calls_total{tool="read_file",verdict="allow"} 1`,
 		`nanobot_telegram_api_errors_total{method="sendMessage"} 1`,
@@ -218,11 +219,24 @@ func TestMetricsIndependent(t *testing.T) {
 	}
 }
 
+// The cached counter reads 0 from the start, so a cache share computed
+// before the first cached call is 0 rather than missing.
+func TestCachedTokensBeforeAnyCall(t *testing.T) {
+	m := NewMetrics()
+	s := startServer(t, m, nil)
+	_, body := get(t, http.MethodGet, "http://"+s.Addr()+"/metrics")
+	for _, w := range []string{`nanobot_model_cached_tokens_total 0`, `# TYPE nanobot_model_cached_tokens_total counter`} {
+		if !hasLinePrefix(strings.Split(body, "\n"), w) {
+			t.Errorf("before any call, /metrics has no line starting %q", w)
+		}
+	}
+}
+
 func TestNilMetricsRecordsNothing(t *testing.T) {
 	var m *Metrics
 	m.InboundMessage("telegram")
 	m.Turn(TurnAnswered)
-	m.ModelCall(OutcomeOK, time.Second, 1, 1)
+	m.ModelCall(OutcomeOK, time.Second, 1, 1, 1)
 	m.ToolCall("exec", "allow")
 	m.TelegramError("getUpdates")
 	m.SetQueue(QueuePending, 1)
@@ -240,7 +254,7 @@ func TestMetricsConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for range 200 {
 				m.InboundMessage("telegram")
-				m.ModelCall(OutcomeOK, time.Millisecond, 1, 1)
+				m.ModelCall(OutcomeOK, time.Millisecond, 1, 1, 1)
 				m.ToolCall("exec", "allow")
 				m.SetQueue(QueuePending, i)
 			}
@@ -433,7 +447,7 @@ func BenchmarkModelCall(b *testing.B) {
 	m := NewMetrics()
 	b.ReportAllocs()
 	for b.Loop() {
-		m.ModelCall(OutcomeOK, 1200*time.Millisecond, 900, 120)
+		m.ModelCall(OutcomeOK, 1200*time.Millisecond, 900, 120, 768)
 	}
 }
 
@@ -447,7 +461,7 @@ func BenchmarkToolCall(b *testing.B) {
 
 func BenchmarkScrape(b *testing.B) {
 	m := NewMetrics()
-	m.ModelCall(OutcomeOK, time.Second, 1, 1)
+	m.ModelCall(OutcomeOK, time.Second, 1, 1, 0)
 	h := m.Handler()
 	req, err := http.NewRequest(http.MethodGet, "/metrics", nil)
 	if err != nil {

@@ -90,6 +90,7 @@ func NewMetrics() *Metrics {
 	m.counter("nanobot_heartbeat_tokens_total", "kind", "completion")
 	m.counter("nanobot_model_tokens_total", "kind", "prompt")
 	m.counter("nanobot_model_tokens_total", "kind", "completion")
+	m.counter("nanobot_model_cached_tokens_total")
 	m.SetQueue(QueuePending, 0)
 	m.SetQueue(QueueRunning, 0)
 	return m
@@ -177,8 +178,11 @@ func (m *Metrics) Turn(outcome string) {
 }
 
 // ModelCall records one model completion call: its outcome (OutcomeOK or
-// OutcomeError), its duration and the tokens the provider reported.
-func (m *Metrics) ModelCall(outcome string, d time.Duration, prompt, completion int) {
+// OutcomeError), its duration and the tokens the provider reported, of
+// which cached is the part of prompt served from its prompt cache. Cached
+// tokens have a counter of their own rather than a kind, so that a sum
+// over nanobot_model_tokens_total counts no token twice.
+func (m *Metrics) ModelCall(outcome string, d time.Duration, prompt, completion, cached int) {
 	if m == nil {
 		return
 	}
@@ -190,6 +194,9 @@ func (m *Metrics) ModelCall(outcome string, d time.Duration, prompt, completion 
 	}
 	if completion > 0 {
 		m.counter("nanobot_model_tokens_total", "kind", "completion").Add(completion)
+	}
+	if cached > 0 {
+		m.counter("nanobot_model_cached_tokens_total").Add(cached)
 	}
 }
 

@@ -517,7 +517,7 @@ func (r *runtime) observeModelCall(_ context.Context, t agent.Turn, d time.Durat
 		if err != nil {
 			outcome = "error"
 		}
-		r.metrics.ModelCall(outcome, d, u.PromptTokens, u.CompletionTokens)
+		r.metrics.ModelCall(outcome, d, u.PromptTokens, u.CompletionTokens, u.CachedTokens)
 		if t.Session == heartbeat.Session {
 			r.metrics.HeartbeatTokens(u.PromptTokens, u.CompletionTokens)
 		}
