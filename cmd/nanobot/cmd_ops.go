@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/admin"
+	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/memory"
@@ -93,11 +94,14 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 			}
 			rows, err := st.UsageSince(ctx, time.Now().AddDate(0, 0, -1))
 			if err == nil {
-				total := 0
+				var sum agent.Usage
 				for _, r := range rows {
-					total += r.Total()
+					sum = sum.Add(r.Usage)
 				}
-				fmt.Fprintf(w, "tokens (24h)\t%d\n", total)
+				fmt.Fprintf(w, "tokens (24h)\t%d\n", sum.Total())
+				if sum.CachedTokens != 0 {
+					fmt.Fprintf(w, "cached (24h)\t%s\n", cachedOf(sum))
+				}
 			}
 			problems = append(problems, tokenRejection(ctx, w, st)...)
 			st.Close()
@@ -272,18 +276,36 @@ func (a *app) usage(ctx context.Context, cfgPath string, args []string) error {
 		return err
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "DAY\tCHAT\tMODEL\tCALLS\tPROMPT\tCOMPLETION\tTOTAL\t")
-	var calls, prompt, completion int
+	// New columns go at the end: scripts read these by position.
+	fmt.Fprintln(w, "DAY\tCHAT\tMODEL\tCALLS\tPROMPT\tCOMPLETION\tTOTAL\tCACHED\tCACHED%\t")
+	var calls int
+	var sum agent.Usage
 	for _, r := range rows {
 		model := r.Model
 		if model == "" {
 			model = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Day, r.Session, model, r.Calls, r.PromptTokens, r.CompletionTokens, r.Total())
-		calls, prompt, completion = calls+r.Calls, prompt+r.PromptTokens, completion+r.CompletionTokens
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", r.Day, r.Session, model, r.Calls,
+			r.PromptTokens, r.CompletionTokens, r.Total(), r.CachedTokens, cachedShare(r.Usage))
+		calls, sum = calls+r.Calls, sum.Add(r.Usage)
 	}
-	fmt.Fprintf(w, "total\t\t\t%d\t%d\t%d\t%d\t\n", calls, prompt, completion, prompt+completion)
+	fmt.Fprintf(w, "total\t\t\t%d\t%d\t%d\t%d\t%d\t%s\t\n", calls, sum.PromptTokens, sum.CompletionTokens, sum.Total(),
+		sum.CachedTokens, cachedShare(sum))
 	return w.Flush()
+}
+
+// cachedShare is the part of u's prompt tokens served from the provider's
+// prompt cache, in whole percent; "-" without prompt tokens.
+func cachedShare(u agent.Usage) string {
+	if u.PromptTokens <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%%", (u.CachedTokens*100+u.PromptTokens/2)/u.PromptTokens)
+}
+
+// cachedOf says how many of u's prompt tokens were cached, and their share.
+func cachedOf(u agent.Usage) string {
+	return fmt.Sprintf("%d of %d prompt tokens (%s)", u.CachedTokens, u.PromptTokens, cachedShare(u))
 }
 
 // sessionOf turns a chat id into its session key; a session key stays.

@@ -589,7 +589,7 @@ func TestUsageAndAudit(t *testing.T) {
 	stub.Script(
 		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "ls", Name: "list_dir", Arguments: `{"path":"."}`}},
 			Usage: agent.Usage{PromptTokens: 100, CompletionTokens: 10}},
-		openaitest.Reply{Text: "The workspace is empty.", Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 15}},
+		openaitest.Reply{Text: "The workspace is empty.", Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 15, CachedTokens: 100}},
 	)
 	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
 	if r := runCLI(t.Context(), "", "-c", cfg, "agent", "-m", "what is in my workspace?"); r.code != 0 {
@@ -604,9 +604,9 @@ func TestUsageAndAudit(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("usage has %d rows for cli:default, want 1:\n%s", len(rows), r.stdout)
 	}
-	// DAY CHAT MODEL CALLS PROMPT COMPLETION TOTAL
-	if f := strings.Fields(rows[0]); len(f) != 7 || !slices.Equal(f[2:], []string{"gpt-4o-mini", "2", "220", "25", "245"}) {
-		t.Errorf("usage row = %q, want the model, 2 calls, 220 prompt, 25 completion, 245 total", rows[0])
+	// DAY CHAT MODEL CALLS PROMPT COMPLETION TOTAL CACHED CACHED%
+	if f := strings.Fields(rows[0]); len(f) != 9 || !slices.Equal(f[2:], []string{"gpt-4o-mini", "2", "220", "25", "245", "100", "45%"}) {
+		t.Errorf("usage row = %q, want the model, 2 calls, 220 prompt, 25 completion, 245 total, 100 cached, 45%%", rows[0])
 	}
 
 	r = runCLI(t.Context(), "", "-c", cfg, "audit", "--since", "1h")

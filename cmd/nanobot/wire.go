@@ -415,7 +415,8 @@ func (r *runtime) answer(ctx context.Context, t agent.Turn, msg agent.Message, r
 		return res, err
 	}
 	log.Info("turn finished", "stop", string(res.Stop), "iterations", res.Iterations, "tool_calls", res.ToolCalls,
-		"prompt_tokens", res.Usage.PromptTokens, "completion_tokens", res.Usage.CompletionTokens, "dur", time.Since(start))
+		"prompt_tokens", res.Usage.PromptTokens, "completion_tokens", res.Usage.CompletionTokens,
+		"cached_tokens", res.Usage.CachedTokens, "dur", time.Since(start))
 	r.countTurn("answered")
 	r.cons.Check(context.WithoutCancel(ctx), t.Session)
 	return res, nil
@@ -496,6 +497,9 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 		model, stats.Live, stats.Total, used, limit, used*100/max(limit, 1), today.Total())
 	if b := cfg.Agent.DailyTokenBudget; b > 0 {
 		s += fmt.Sprintf(" of %d", b)
+	}
+	if today.CachedTokens != 0 {
+		s += "\nCached today: " + cachedOf(today)
 	}
 	if line := r.backupLine(); line != "" {
 		s += "\n" + line
