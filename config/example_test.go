@@ -60,7 +60,7 @@ func ExampleConfig_Redacted() {
 	//   timeout: 2m
 	//   max_retries: 3
 	//   max_tokens: 4096
-	//   temperature: 0.2
+	//   temperature: null
 	//   vision: false
 	//   transcription_model: ""
 	//   fallbacks: []

@@ -72,7 +72,15 @@ func isOverflow(detail string) bool {
 // 8192 tokens", "tokens allowed (1048576)", "should be [1, 30720]").
 var contextLimit = lazyre.New(`(?i)(?:context length|context window|context size|maximum context|maximum prompt length|token limit|tokens allowed|max length|input length should be \[\d+,)[^0-9]{0,40}?(\d{3,8})`)
 
+// overLimit is a refusal written as a comparison ("max length: 9000 >
+// 8192"): the limit is on the right.
+var overLimit = lazyre.New(`(\d{3,8})\s*>\s*(\d{3,8})`)
+
 func parseContextLimit(detail string) int {
+	if m := overLimit.FindStringSubmatch(detail); m != nil {
+		n, _ := strconv.Atoi(m[2])
+		return n
+	}
 	m := contextLimit.FindStringSubmatch(detail)
 	if m == nil {
 		return 0

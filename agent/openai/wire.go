@@ -422,19 +422,18 @@ func roundTrip(base http.RoundTripper, req *http.Request) (*http.Response, error
 	if err != nil {
 		return nil, err
 	}
+	if info != nil && resp.StatusCode/100 != 2 && info.retryAfter == "" && info.retryAfterMS == "" {
+		if d, ok := retryDelay(body); ok {
+			info.retryAfterMS = strconv.FormatInt(d.Milliseconds(), 10)
+		}
+	}
 	status, body := readable(resp.StatusCode, body)
 	if status != resp.StatusCode {
 		resp.StatusCode = status
 		resp.Status = strconv.Itoa(status) + " " + http.StatusText(status)
 	}
-	if info != nil {
-		if status/100 == 2 {
-			info.reply = body
-		} else if info.retryAfter == "" && info.retryAfterMS == "" {
-			if d, ok := retryDelay(body); ok {
-				info.retryAfterMS = strconv.FormatInt(d.Milliseconds(), 10)
-			}
-		}
+	if info != nil && status/100 == 2 {
+		info.reply = body
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
