@@ -162,6 +162,34 @@ func (c *Consolidator) Check(ctx context.Context, session string) {
 	c.start(session, func(ctx context.Context) error { return c.withRetries(ctx, session, upTo) })
 }
 
+// Fold consolidates, in the background, the session's live messages from
+// before the given time: the loop left them out of its requests because
+// the endpoint refused them, and folding them into memory keeps what they
+// said while taking them out of the session's window for good. While a
+// consolidation of the session runs, it does nothing: the next refusal
+// asks again.
+func (c *Consolidator) Fold(session string, before time.Time) {
+	c.start(session, func(ctx context.Context) error {
+		msgs, err := c.store.LiveMessages(ctx, session, 0)
+		if err != nil {
+			return fmt.Errorf("read session: %w", err)
+		}
+		var upTo int64
+		for i, m := range msgs {
+			if !m.CreatedAt.Before(before) {
+				break
+			}
+			if i+1 < len(msgs) && msgs[i+1].Role == RoleUser {
+				upTo = m.ID // the rest still starts at a user message
+			}
+		}
+		if upTo == 0 {
+			return nil
+		}
+		return c.withRetries(ctx, session, upTo)
+	})
+}
+
 // Flush consolidates everything live in the session now, after any
 // background run for it has finished. /new calls it before starting over.
 func (c *Consolidator) Flush(ctx context.Context, session string) error {

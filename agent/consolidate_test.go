@@ -267,3 +267,23 @@ func TestConsolidationNoticeSurvivesRestart(t *testing.T) {
 		t.Errorf("told %d times in all, want 2 (a new streak after a success is told)", told)
 	}
 }
+
+// Fold takes the messages before a time out of the session's window, up
+// to a user message, and keeps what they said in memory.
+func TestFoldBeforeTime(t *testing.T) {
+	store := fillSession(7)
+	start := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
+	for i := range store.msgs {
+		store.msgs[i].CreatedAt = start.Add(time.Duration(i) * time.Minute)
+	}
+	p := &script{replies: []agent.Response{saveCall("[2026-01-02 09:00] Refused part.", "")}}
+	c := agent.NewConsolidator(store, agent.ConsolidatorConfig{Provider: func() agent.Provider { return p }}, nil, nil)
+	c.Fold("s", start.Add(4*time.Minute)) // message 5, a user message, starts the turn
+	c.Close(time.Minute)
+	if len(store.commits) != 1 || store.commits[0].UpToID != 4 {
+		t.Fatalf("commits %+v, want one up to message 4", store.commits)
+	}
+	if len(store.msgs) != 3 || store.msgs[0].Content != "message 5" || store.history[0] != "[2026-01-02 09:00] Refused part." {
+		t.Errorf("live after fold: %+v, history %q", store.msgs, store.history)
+	}
+}

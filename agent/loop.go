@@ -65,6 +65,12 @@ type MemorySource interface {
 type Hooks struct {
 	ModelCall func(ctx context.Context, t Turn, d time.Duration, u Usage, err error)
 	ToolCall  func(ctx context.Context, ev ToolEvent)
+	// LeftOut is told that the endpoint refused a session's history and
+	// accepted the turn without it: the messages before the given time are
+	// left out of the session's requests from now on (the consolidator
+	// folds them into memory, so the session's window no longer holds
+	// them after a restart either).
+	LeftOut func(ctx context.Context, t Turn, before time.Time)
 }
 
 // Result is the outcome of a turn.
@@ -109,6 +115,9 @@ type Loop struct {
 	// window is the context budget that worked after the endpoint refused
 	// a request as too large (0: the configured one works).
 	window atomic.Int64
+	// leftOut maps a session to the time before which its messages are
+	// left out of requests, because the endpoint refused them.
+	leftOut sync.Map
 }
 
 type setup struct {
@@ -369,9 +378,10 @@ func (l *Loop) keep(ctx context.Context, t Turn, st *turnState) {
 // sent once more, and the budget that worked is kept for the next turns
 // and logged, so the owner can set agent.context_tokens to it.
 func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turnState, specs []ToolSpec, extra *Message, res *Result) (Message, error) {
-	msgs := stamped(inOrder(st.msgs, s.cfg.ReflectionPrompt), l.now().Location())
-	turn := len(msgs) - (len(st.msgs) - st.turn) // inOrder adds only before the turn
-	request := func(cfg Config) Request {
+	earlier, own := l.withoutLeftOut(t.Session, st.msgs[:st.turn]), st.msgs[st.turn:]
+	msgs := stamped(inOrder(append(earlier[:len(earlier):len(earlier)], own...), s.cfg.ReflectionPrompt), l.now().Location())
+	turn := len(msgs) - len(own) // inOrder adds only before the turn
+	request := func(msgs []Message, turn int, cfg Config) Request {
 		req := Request{Messages: fit(system, msgs, turn, specs, cfg), Tools: specs}
 		if extra != nil {
 			req.Messages = append(req.Messages, *extra)
@@ -379,14 +389,29 @@ func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turn
 		}
 		return req
 	}
-	req := request(s.cfg)
+	req := request(msgs, turn, s.cfg)
 	reply, err := l.complete(ctx, s, t, req, res)
+	if errors.Is(err, ErrRequestRefused) && turn > 0 && len(own) > 0 {
+		// The endpoint refuses the request as it is, which no retry
+		// changes. When it is the history it refuses (a field or an order
+		// another endpoint wrote, a message it cannot read), the turn
+		// alone is accepted, and the history stays out from now on: a
+		// chat is never broken for good by what it once held.
+		alone, aloneErr := l.complete(ctx, s, t, request(msgs[turn:], 0, s.cfg), res)
+		if aloneErr != nil {
+			return reply, err
+		}
+		l.leaveOut(ctx, t, st.msgs[st.turn].CreatedAt)
+		l.logger.Warn("the model endpoint refused this chat's history; it is left out from now on",
+			"turn_id", t.ID, "session", t.Session, "error", err)
+		return alone, nil
+	}
 	if !errors.Is(err, ErrContextOverflow) {
 		return reply, err
 	}
 	smaller := s.cfg
 	smaller.ContextTokens = smallerWindow(err, req, s.cfg)
-	reply, err = l.complete(ctx, s, t, request(smaller), res)
+	reply, err = l.complete(ctx, s, t, request(msgs, turn, smaller), res)
 	if err != nil {
 		return reply, err
 	}
@@ -394,6 +419,35 @@ func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turn
 	l.logger.Warn("the model's context window is smaller than agent.context_tokens; a smaller budget worked",
 		"turn_id", t.ID, "context_tokens", s.cfg.ContextTokens, "worked", smaller.ContextTokens)
 	return reply, nil
+}
+
+// withoutLeftOut returns the messages of msgs the endpoint has not
+// refused: those from the session's left-out time on.
+func (l *Loop) withoutLeftOut(session string, msgs []Message) []Message {
+	v, ok := l.leftOut.Load(session)
+	if !ok {
+		return msgs
+	}
+	before := v.(time.Time)
+	for i, m := range msgs {
+		if !m.CreatedAt.Before(before) && m.Role == RoleUser {
+			return msgs[i:]
+		}
+	}
+	return nil
+}
+
+// leaveOut leaves the session's messages before the given time out of its
+// requests.
+func (l *Loop) leaveOut(ctx context.Context, t Turn, before time.Time) {
+	if before.IsZero() {
+		before = l.now()
+	}
+	before = before.Truncate(time.Millisecond) // as precise as the store keeps it
+	l.leftOut.Store(t.Session, before)
+	if l.hooks.LeftOut != nil {
+		l.hooks.LeftOut(ctx, t, before)
+	}
 }
 
 // smallerWindow is the budget to try after the endpoint refused req as too
@@ -505,10 +559,16 @@ func unavailableText(err error, res *Result) string {
 	if errors.As(err, &ue) {
 		reason = ue.UserMessage()
 	}
-	if res.ToolCalls > 0 {
-		return fmt.Sprintf("Sorry, I could not finish: %s. I had already made %d tool calls for this request. Your message is saved; please try again later.", reason, res.ToolCalls)
+	next := "please try again later"
+	if errors.Is(err, ErrRequestRefused) {
+		// Trying the same again would be refused the same way; the next
+		// message is sent without what was refused.
+		next = "the service refuses this request as it is, so please rephrase it or check the provider settings (model, temperature)"
 	}
-	return fmt.Sprintf("Sorry, I cannot answer right now: %s. Your message is saved; please try again later.", reason)
+	if res.ToolCalls > 0 {
+		return fmt.Sprintf("Sorry, I could not finish: %s. I had already made %d tool calls for this request. Your message is saved; %s.", reason, res.ToolCalls, next)
+	}
+	return fmt.Sprintf("Sorry, I cannot answer right now: %s. Your message is saved; %s.", reason, next)
 }
 
 // runTool runs one call and turns every failure into a result the model

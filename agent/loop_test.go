@@ -535,3 +535,83 @@ func TestContextOverflowIsRefitted(t *testing.T) {
 		t.Errorf("the next turn made %d requests, want 1 (the smaller budget is kept)", n-2)
 	}
 }
+
+type refusedError struct{}
+
+func (refusedError) Error() string       { return "HTTP 400: Unexpected role 'user' after role 'tool'" }
+func (refusedError) Unwrap() error       { return agent.ErrRequestRefused }
+func (refusedError) UserMessage() string { return "the model service rejected the request (HTTP 400)" }
+
+// A chat whose history the endpoint refuses (here: a message another
+// endpoint wrote, which this one cannot read) is answered without it, and
+// stays answerable: the history is left out of later turns and the owner
+// of the store is told to fold it into memory.
+func TestRefusedHistoryIsLeftOut(t *testing.T) {
+	h := newHistory()
+	old := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
+	h.Append(t.Context(), turn.Session,
+		agent.Message{Role: agent.RoleUser, Content: "earlier question", CreatedAt: old},
+		agent.Message{Role: agent.RoleAssistant, Content: "POISON the endpoint refuses", CreatedAt: old.Add(time.Second)},
+	)
+	holds := func(req agent.Request, s string) bool {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, s) {
+				return true
+			}
+		}
+		return false
+	}
+	p := &script{fallback: func(req agent.Request) (agent.Response, error) {
+		if holds(req, "POISON") {
+			return agent.Response{}, refusedError{}
+		}
+		return text("answered"), nil
+	}}
+	var folded []time.Time
+	now := old.Add(time.Hour)
+	l := agent.New(p, h, nil, agent.Config{ContextTokens: 32000},
+		agent.WithClock(func() time.Time { return now }),
+		agent.WithHooks(agent.Hooks{LeftOut: func(_ context.Context, _ agent.Turn, before time.Time) { folded = append(folded, before) }}))
+
+	res, err := l.Run(t.Context(), turn, agent.Message{Content: "first"})
+	if err != nil || res.Text != "answered" {
+		t.Fatalf("Run = %+v, %v; want the answer without the refused history", res, err)
+	}
+	if len(folded) != 1 || !folded[0].Equal(now) {
+		t.Errorf("LeftOut told %v, want once, with the turn's time %v", folded, now)
+	}
+	now = now.Add(time.Minute)
+	if res, err := l.Run(t.Context(), turn, agent.Message{Content: "second"}); err != nil || res.Text != "answered" {
+		t.Fatalf("next turn: Run = %+v, %v", res, err)
+	}
+	reqs := p.reqs()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3 (refused, without the history, next turn)", len(reqs))
+	}
+	if holds(reqs[2], "POISON") || !holds(reqs[2], "first") || !holds(reqs[2], "second") {
+		t.Errorf("next turn's request %v: want the turns since the refusal, not the refused history", reqs[2].Messages)
+	}
+}
+
+// When the turn alone is refused too, the turn says so honestly, without
+// promising that trying again later helps, and nothing is left out.
+func TestRefusedTurnIsHonest(t *testing.T) {
+	h := newHistory()
+	h.Append(t.Context(), turn.Session,
+		agent.Message{Role: agent.RoleUser, Content: "earlier"},
+		agent.Message{Role: agent.RoleAssistant, Content: "fine"})
+	p := &script{fallback: func(agent.Request) (agent.Response, error) { return agent.Response{}, refusedError{} }}
+	var folded int
+	l := agent.New(p, h, nil, agent.Config{ContextTokens: 32000},
+		agent.WithHooks(agent.Hooks{LeftOut: func(context.Context, agent.Turn, time.Time) { folded++ }}))
+	res, err := l.Run(t.Context(), turn, agent.Message{Content: "hello"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if !strings.Contains(res.Text, "HTTP 400") || strings.Contains(res.Text, "try again later") || !strings.Contains(res.Text, "saved") {
+		t.Errorf("answer %q: want the refusal, that the message is saved, and no promise that later helps", res.Text)
+	}
+	if n := len(p.reqs()); n != 2 || folded != 0 {
+		t.Errorf("%d requests, %d left-out calls; want 2 (as is, then the turn alone) and none", n, folded)
+	}
+}

@@ -75,7 +75,8 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		agent.WithLogger(logger),
 		agent.WithMemory(memorySource{r}),
 		agent.WithRedactor(secrets.Redact),
-		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall}),
+		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall,
+			LeftOut: func(_ context.Context, t agent.Turn, before time.Time) { r.cons.Fold(t.Session, before) }}),
 		agent.WithPromptSource(r.prompts),
 	)
 	r.cons = agent.NewConsolidator(consolidationStore{store}, agent.ConsolidatorConfig{
