@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -238,4 +239,15 @@ func (l *Loop) warnCut(cut []string, budget int) {
 		l.logger.Warn("system prompt parts cut to fit agent.context_tokens or their cap; raise the limits or shorten them",
 			"cut", key, "budget_tokens", budget)
 	}
+}
+
+// FixedTokens estimates what every request of a turn holds besides the
+// conversation: the built-in system prompt with the owner's instructions
+// (the workspace's files, skills and memory, which shrink to fit, not
+// counted) and the schemas of specs.
+func FixedTokens(cfg Config, specs []ToolSpec) (prompt, schemas int) {
+	l := &Loop{logger: slog.New(slog.DiscardHandler)}
+	s := setup{cfg: cfg.withDefaults(), specs: specs}
+	sys, _ := l.systemPrompt(context.Background(), s, Turn{Channel: "telegram", ChatID: "1234567890"})
+	return EstimateTokens(Message{Role: RoleSystem, Content: sys}), specsTokens(specs)
 }

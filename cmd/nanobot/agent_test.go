@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -276,6 +277,33 @@ func TestConfigCheckRedactsSecrets(t *testing.T) {
 		t.Fatalf("config check = %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	r.assertNoSecret(t)
+}
+
+// A budget the system prompt and the tool schemas nearly fill is valid
+// but warned about, with the figure that would do; the default is not.
+func TestConfigCheckWarnsOfASmallBudget(t *testing.T) {
+	for _, tt := range []struct {
+		budget string
+		warned bool
+	}{{"2000", true}, {"32000", false}} {
+		cfg := writeConfig(t, t.TempDir(), "http://127.0.0.1:1/v1", map[string]string{"agent.context_tokens": tt.budget})
+		r := runCLI(t.Context(), "", "config", "check", cfg)
+		if r.code != 0 || !strings.Contains(r.stdout, "is valid") {
+			t.Fatalf("config check = %d %q %q", r.code, r.stdout, r.stderr)
+		}
+		warning := regexp.MustCompile(`# warning: agent.context_tokens: ` + tt.budget + ` leaves about \d+ tokens for the conversation .* set it to at least (\d+)`).FindStringSubmatch(r.stdout)
+		if (warning != nil) != tt.warned {
+			t.Errorf("budget %s: warned %v, want %v:\n%s", tt.budget, warning != nil, tt.warned, r.stdout)
+		}
+		if warning == nil {
+			continue
+		}
+		// The figure it names is enough: checked with it, no warning.
+		cfg = writeConfig(t, t.TempDir(), "http://127.0.0.1:1/v1", map[string]string{"agent.context_tokens": warning[1]})
+		if r := runCLI(t.Context(), "", "config", "check", cfg); strings.Contains(r.stdout, "# warning") {
+			t.Errorf("budget %s, as advised: still warned:\n%s", warning[1], r.stdout)
+		}
+	}
 }
 
 func TestUnknownCommand(t *testing.T) {

@@ -36,8 +36,37 @@ func (a *app) configCmd(_ context.Context, cfgPath string, args []string) error 
 		return err
 	}
 	fmt.Fprintf(a.stdout, "# %s is valid; effective configuration, secrets redacted:\n%s", cfg.Path, out)
+	if w := budgetWarning(cfg); w != "" {
+		fmt.Fprintf(a.stdout, "# warning: %s\n", w)
+	}
 	return nil
 }
+
+// minConversationTokens is the least room a request should leave for the
+// conversation: a question, a tool call and its result.
+const minConversationTokens = 1000
+
+// budgetWarning says when agent.context_tokens leaves too little for the
+// conversation once the system prompt, the tool schemas and the reply's
+// reserve are in: every request then shrinks memory and history to
+// nothing, and a turn with tool results may not fit at all.
+func budgetWarning(cfg *config.Config) string {
+	ac := agentConfig(cfg)
+	prompt, schemas := agent.FixedTokens(ac, offeredSpecs(cfg))
+	room := ac.ContextTokens - ac.ReserveTokens - prompt - schemas
+	if room >= minConversationTokens {
+		return ""
+	}
+	// The reserve is a quarter of the budget up to provider.max_tokens.
+	need := prompt + schemas + minConversationTokens
+	enough := (need*4 + 2) / 3
+	if enough/4 > cfg.Provider.MaxTokens {
+		enough = need + cfg.Provider.MaxTokens
+	}
+	return fmt.Sprintf("agent.context_tokens: %d leaves about %d tokens for the conversation after the system prompt (about %d), the tool schemas (about %d, MCP tools not counted) and the reply's reserve (%d); set it to at least %d",
+		ac.ContextTokens, max(room, 0), prompt, schemas, ac.ReserveTokens, enough)
+}
+
 
 // status shows the effective setup and what is missing.
 func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
