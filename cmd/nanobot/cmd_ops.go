@@ -67,7 +67,6 @@ func budgetWarning(cfg *config.Config) string {
 		ac.ContextTokens, max(room, 0), prompt, schemas, ac.ReserveTokens, enough)
 }
 
-
 // status shows the effective setup and what is missing.
 func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	if err := parseFlags(newFlags("status", a.stderr), args); err != nil {
