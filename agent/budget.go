@@ -14,11 +14,13 @@ const (
 	perImageTokens   = 800
 )
 
-// EstimateTokens returns the estimated size of a message.
+// EstimateTokens returns the estimated size of a message. The provider's
+// own fields (reasoning, signatures) count as well: they are sent back
+// with turns that made tool calls.
 func EstimateTokens(m Message) int {
-	n := perMessageTokens + textTokens(m.Content) + len(m.Images)*perImageTokens
+	n := perMessageTokens + textTokens(m.Content) + len(m.Images)*perImageTokens + len(m.Extra)/4
 	for _, c := range m.ToolCalls {
-		n += textTokens(c.Name) + textTokens(c.Arguments) + perMessageTokens
+		n += textTokens(c.Name) + textTokens(c.Arguments) + len(c.Extra)/4 + perMessageTokens
 	}
 	return n
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -154,5 +155,17 @@ func TestFitKeepsTheTurn(t *testing.T) {
 	got = fit(system, msgs, 2, nil, Config{ContextTokens: 32000})
 	if len(got) != 6 {
 		t.Errorf("with room, fit = %s, want all history", show(got)[len(system)+2:])
+	}
+}
+
+// The reasoning and signatures a provider wants back are part of what a
+// request costs, so the budget counts them.
+func TestEstimateCountsProviderFields(t *testing.T) {
+	plain := Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: "list_dir", Arguments: `{}`}}}
+	with := plain
+	with.Extra = json.RawMessage(`{"reasoning_content":"` + strings.Repeat("think ", 200) + `"}`)
+	with.ToolCalls = []ToolCall{{ID: "c", Name: "list_dir", Arguments: `{}`, Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"` + strings.Repeat("A", 400) + `"}}}`)}}
+	if got, base := EstimateTokens(with), EstimateTokens(plain); got-base < 300 {
+		t.Errorf("estimate %d with 1,600 bytes of provider fields, %d without; want them counted", got, base)
 	}
 }
