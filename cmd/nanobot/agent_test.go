@@ -77,7 +77,7 @@ func TestAgentPlainAnswer(t *testing.T) {
 	}
 	r.assertNoSecret(t)
 	req, _ := stub.LastRequest()
-	if last := req.Messages[len(req.Messages)-1]; last.Role != "user" || last.Content != "hello" {
+	if last := req.Messages[len(req.Messages)-1]; last.Role != "user" || said(last) != "hello" || !sentAt.MatchString(last.Content) {
 		t.Errorf("last message sent = %+v", last)
 	}
 	if req.Stream {
@@ -109,15 +109,14 @@ func TestAgentToolRound(t *testing.T) {
 	}
 	m := reqs[1].Messages
 	n := len(m)
-	if m[n-3].Role != "assistant" || len(m[n-3].ToolCalls) != 1 || m[n-3].ToolCalls[0].ID != "call_w" ||
-		m[n-3].ToolCalls[0].Function.Arguments != `{"path":"notes/todo.txt","content":"buy milk"}` {
-		t.Errorf("assistant message = %+v", m[n-3])
+	if m[n-2].Role != "assistant" || len(m[n-2].ToolCalls) != 1 || m[n-2].ToolCalls[0].ID != "call_w" ||
+		m[n-2].ToolCalls[0].Function.Arguments != `{"path":"notes/todo.txt","content":"buy milk"}` {
+		t.Errorf("assistant message = %+v", m[n-2])
 	}
-	if m[n-2].Role != "tool" || m[n-2].ToolCallID != "call_w" {
-		t.Errorf("tool message = %+v", m[n-2])
-	}
-	if m[n-1].Role != "user" || m[n-1].Content != "Reflect on the results and decide next steps." {
-		t.Errorf("reflection = %+v", m[n-1])
+	// The reflection prompt follows the result, in the same message: no
+	// user message after a tool message, which some providers refuse.
+	if m[n-1].Role != "tool" || m[n-1].ToolCallID != "call_w" || !strings.HasSuffix(m[n-1].Content, "\n\n"+reflection) {
+		t.Errorf("tool message = %+v, want the result and the reflection prompt", m[n-1])
 	}
 	names := map[string]bool{}
 	for _, tool := range reqs[0].Tools {
@@ -155,8 +154,11 @@ func TestAgentMaxIterations(t *testing.T) {
 			t.Errorf("request %d has no tools", i)
 		}
 	}
-	if len(reqs[20].Tools) != 0 {
-		t.Errorf("the wrap-up request offers %d tools, want none", len(reqs[20].Tools))
+	// The wrap-up keeps the tools (the prefix the provider's cache holds;
+	// some providers refuse tool calls in a history without tools) and
+	// rules calls out.
+	if len(reqs[20].Tools) != len(reqs[0].Tools) || reqs[20].ToolChoice != "none" {
+		t.Errorf("the wrap-up request offers %d tools with tool_choice %v, want the same %d and none", len(reqs[20].Tools), reqs[20].ToolChoice, len(reqs[0].Tools))
 	}
 }
 
@@ -238,7 +240,7 @@ func TestAgentRestartKeepsHistory(t *testing.T) {
 	}
 	var contents []string
 	for _, m := range stub.Requests()[1].Messages[1:] {
-		contents = append(contents, m.Role+": "+m.Content)
+		contents = append(contents, m.Role+": "+said(m))
 	}
 	want := []string{"user: I am Ada", "assistant: Nice to meet you, Ada.", "user: who am I?"}
 	if strings.Join(contents, "|") != strings.Join(want, "|") {

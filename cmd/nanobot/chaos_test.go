@@ -381,7 +381,7 @@ func TestChaosTelegram(t *testing.T) {
 	tg := telegramtest.NewServer(t, botToken)
 	model := openaitest.NewServer(t)
 	model.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
-		return openaitest.Reply{Text: "re: " + req.Messages[len(req.Messages)-1].Content}
+		return openaitest.Reply{Text: "re: " + said(req.Messages[len(req.Messages)-1])}
 	})
 	cfg := gatewayConfig(t, t.TempDir(), tg, model, nil)
 	d := startDaemon(t, cfg, "--poll-timeout", "1s", "--watchdog", "3s")
@@ -455,7 +455,7 @@ func TestChaosDiskFull(t *testing.T) {
 	// The answer to "while full" is too long for the space left.
 	big := strings.Repeat("a long answer that needs room. ", 8000)
 	model.SetFunc(func(req goopenai.ChatCompletionRequest) openaitest.Reply {
-		if q := req.Messages[len(req.Messages)-1].Content; q != "while full" {
+		if q := said(req.Messages[len(req.Messages)-1]); q != "while full" {
 			return openaitest.Reply{Text: "re: " + q}
 		}
 		return openaitest.Reply{Text: big}

@@ -127,7 +127,7 @@ func TestKillBetweenReceiveAndAnswer(t *testing.T) {
 	reqs := model.Requests()
 	users := 0
 	for _, m := range reqs[len(reqs)-1].Messages {
-		if m.Role == "user" && m.Content == "please answer despite the crash" {
+		if m.Role == "user" && said(m) == "please answer despite the crash" {
 			users++
 		}
 	}

@@ -45,11 +45,12 @@ func cronCall(id, args string) openaitest.Reply {
 	return openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: id, Name: "cron", Arguments: args}}}
 }
 
-// resultIn returns the result of the tool call id in the request.
+// resultIn returns the result of the tool call id in the request, as the
+// tool returned it.
 func resultIn(req goopenai.ChatCompletionRequest, id string) string {
 	for _, m := range req.Messages {
 		if m.Role == "tool" && m.ToolCallID == id {
-			return m.Content
+			return said(m)
 		}
 	}
 	return ""
@@ -113,7 +114,7 @@ func TestReminderThroughTheTool(t *testing.T) {
 	clock.Set(cronStart.Add(20 * time.Minute))
 	waitSentContaining(t, h.tg, owner, "Time to water the plants!")
 	req := h.model.Requests()[2]
-	last := req.Messages[len(req.Messages)-1].Content
+	last := said(req.Messages[len(req.Messages)-1])
 	if !strings.HasPrefix(last, "[Scheduled job 1 (once at Sat 2026-03-28 08:20 UTC, zone UTC), set up Sat 2026-03-28 08:00 UTC") ||
 		!strings.HasSuffix(last, "Water the plants") {
 		t.Errorf("the job's turn got %q", last)
@@ -128,7 +129,7 @@ func TestReminderThroughTheTool(t *testing.T) {
 	h.askFor(owner, "done!", "well done")
 	reply := h.model.Requests()[3].Messages
 	n := len(reply)
-	if reply[n-2].Role != "assistant" || reply[n-2].Content != "Time to water the plants!" || reply[n-1].Content != "done!" {
+	if reply[n-2].Role != "assistant" || reply[n-2].Content != "Time to water the plants!" || said(reply[n-1]) != "done!" {
 		t.Errorf("the chat's next turn ends with %+v, %+v; want the reminder, then the answer", reply[n-2], reply[n-1])
 	}
 	if got := sentTo(h.tg, owner, "water the plants"); got != 1 {

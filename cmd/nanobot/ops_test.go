@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,11 +126,31 @@ func (h *gatewayHarness) ask(text string) telegramtest.Sent {
 	return m
 }
 
+// sentAt is the time the loop puts in front of each user message of a
+// request ("[Monday, 2006-01-02 15:04 MST]\n").
+var sentAt = regexp.MustCompile(`^\[[A-Z][a-z]+day, \d{4}-\d{2}-\d{2} \d{2}:\d{2} [^\]\n]*\]\n`)
+
+// said is a message's text as its author wrote it: a user message without
+// the time in front, a tool result without the reflection prompt the loop
+// puts after the last result of a round.
+func said(m goopenai.ChatCompletionMessage) string {
+	switch m.Role {
+	case "user":
+		return sentAt.ReplaceAllString(m.Content, "")
+	case "tool":
+		return strings.TrimSuffix(m.Content, "\n\n"+reflection)
+	}
+	return m.Content
+}
+
+// reflection is the example config's reflection prompt.
+const reflection = "Reflect on the results and decide next steps."
+
 // requestFor is the model request whose last message is text.
 func requestFor(t *testing.T, reqs []goopenai.ChatCompletionRequest, text string) goopenai.ChatCompletionRequest {
 	t.Helper()
 	for _, r := range slices.Backward(reqs) {
-		if n := len(r.Messages); n > 0 && r.Messages[n-1].Content == text {
+		if n := len(r.Messages); n > 0 && said(r.Messages[n-1]) == text {
 			return r
 		}
 	}

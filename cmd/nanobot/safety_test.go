@@ -23,7 +23,7 @@ func toolResult(t *testing.T, stub *openaitest.Server, id string) string {
 	req, _ := stub.LastRequest()
 	for _, m := range req.Messages {
 		if m.Role == "tool" && m.ToolCallID == id {
-			return m.Content
+			return said(m)
 		}
 	}
 	t.Fatalf("no result for tool call %s", id)

@@ -22,22 +22,19 @@ type taskModel struct {
 
 func isTask(req goopenai.ChatCompletionRequest) bool {
 	for _, m := range req.Messages {
-		if m.Role == "user" && strings.HasPrefix(m.Content, "[You are a background task") {
+		if m.Role == "user" && strings.HasPrefix(said(m), "[You are a background task") {
 			return true
 		}
 	}
 	return false
 }
 
-// lastContent is the last message of a request, the reflection prompt
-// after tool results aside.
+// lastContent is the text of the last message of a request.
 func lastContent(req goopenai.ChatCompletionRequest) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if m := req.Messages[i]; !(m.Role == "user" && strings.HasPrefix(m.Content, "Reflect on the results")) {
-			return m.Content
-		}
+	if len(req.Messages) == 0 {
+		return ""
 	}
-	return ""
+	return said(req.Messages[len(req.Messages)-1])
 }
 
 func (m *taskModel) reply(req goopenai.ChatCompletionRequest) openaitest.Reply {
@@ -147,7 +144,7 @@ func TestBackgroundTaskAtItsLimitSaysSo(t *testing.T) {
 	h := startGatewayAt(t, scheduletest.New(cronStart), map[string]string{"agent.subagents.max_iterations": "2"})
 	m := &taskModel{
 		task: func(req goopenai.ChatCompletionRequest) openaitest.Reply {
-			if len(req.Tools) == 0 { // the wrap-up call after the last step
+			if req.ToolChoice == "none" { // the wrap-up call after the last step
 				return openaitest.Reply{Text: "I listed the workspace twice but did not find the file."}
 			}
 			return openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "l", Name: "list_dir", Arguments: `{"path":"."}`}}}
@@ -250,7 +247,7 @@ func TestInterruptedBackgroundTaskIsReportedAfterRestart(t *testing.T) {
 	defer close(hold)
 	m := &taskModel{
 		task: func(req goopenai.ChatCompletionRequest) openaitest.Reply {
-			if last := req.Messages[len(req.Messages)-1]; last.Role == "user" && strings.HasPrefix(last.Content, "[You are") {
+			if last := req.Messages[len(req.Messages)-1]; last.Role == "user" && strings.HasPrefix(said(last), "[You are") {
 				return openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "w", Name: "write_file", Arguments: `{"path":"notes.md","content":"draft"}`}}}
 			}
 			return openaitest.Reply{Hold: hold, Text: "never"}
