@@ -66,7 +66,7 @@ func (p *Provider) chatRequest(ctxSession string, req agent.Request, plain bool)
 		Messages:  make([]goopenai.ChatCompletionMessage, 0, len(req.Messages)),
 		MaxTokens: p.cfg.MaxTokens,
 	}
-	if t := p.cfg.Temperature; t != nil {
+	if t := p.cfg.Temperature; p.sendsTemperature() {
 		// Unset, the model's own default applies: some accept no other
 		// (Kimi K2.5 and later: 1).
 		out.Temperature = *t

@@ -182,6 +182,14 @@ var (
 	refusedWord  = lazyre.New(`(?i)unsupported|not permitted|unrecogni[sz]ed|unknown|additional propert|extra (inputs|fields)|not allowed|unexpected|extra_forbidden`)
 )
 
+// refusedTemperature reports whether err is a refusal of the request's
+// temperature ("invalid temperature: only 1 is allowed for this model",
+// "Unsupported value: 'temperature' does not support 0.2").
+func refusedTemperature(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Status == 400 || e.Status == 422) && strings.Contains(strings.ToLower(e.Message), "temperature")
+}
+
 // refusedAdditions reports whether err is a refusal of the request for
 // fields the wire layer added to it.
 func refusedAdditions(err error) bool {

@@ -56,6 +56,9 @@ type Provider struct {
 	// plain is set once the endpoint refused the fields the wire layer
 	// adds (a strict schema): from then on none are sent.
 	plain atomic.Bool
+	// noTemperature is set once the model refused the configured
+	// temperature (some take only their own): from then on none is sent.
+	noTemperature atomic.Bool
 
 	backoffBase, backoffMax time.Duration
 	// sleep waits between attempts; tests replace it to observe delays.
@@ -118,11 +121,26 @@ func (p *Provider) Complete(ctx context.Context, req agent.Request) (agent.Respo
 		wire, patch = p.chatRequest(session, req, true)
 		resp, err = p.send(ctx, wire, patch)
 	}
+	if err != nil && p.sendsTemperature() && refusedTemperature(err) {
+		// Kimi K2.5 and later, OpenAI's reasoning models: only their own
+		// temperature is accepted, and a setting that fits another model
+		// must not leave every message failing.
+		p.noTemperature.Store(true)
+		p.log.Warn("the model refused provider.temperature; sending none from now on (remove the setting)",
+			"endpoint", EndpointName(p.cfg.BaseURL, p.cfg.Model), "temperature", *p.cfg.Temperature, "error", err.Error())
+		wire.Temperature = 0
+		resp, err = p.send(ctx, wire, patch)
+	}
 	if err != nil {
 		return agent.Response{}, err
 	}
 	resp.Model = p.cfg.Model
 	return resp, nil
+}
+
+// sendsTemperature says whether requests carry the configured temperature.
+func (p *Provider) sendsTemperature() bool {
+	return p.cfg.Temperature != nil && !p.noTemperature.Load()
 }
 
 func (p *Provider) send(ctx context.Context, wire goopenai.ChatCompletionRequest, patch *bodyPatch) (agent.Response, error) {

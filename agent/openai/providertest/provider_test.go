@@ -157,3 +157,29 @@ func reportsCache(p providertest.Profile) bool {
 	b, err := json.Marshal(p.Render.Usage(100, 10, 77))
 	return err == nil && strings.Contains(string(b), "77")
 }
+
+// TestProviderKimiTemperature: an owner who set a temperature for another
+// model, pointed at Kimi K2.5 (which takes only 1), is answered; the
+// setting is left out from then on, not refused once a message.
+func TestProviderKimiTemperature(t *testing.T) {
+	s := providertest.New(t, providertest.Kimi(), providertest.WithAPIKey(apiKey))
+	temp := float32(0.2)
+	prov := openai.New(openai.Config{BaseURL: s.URL(), APIKey: apiKey, Model: s.Profile().Model, MaxTokens: 4096, Temperature: &temp, Timeout: 10 * time.Second},
+		openai.WithBackoff(time.Millisecond, 10*time.Millisecond))
+	s.Script(providertest.Reply{Text: "one"}, providertest.Reply{Text: "two"})
+	for _, want := range []string{"one", "two"} {
+		resp, err := prov.Complete(t.Context(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+		if err != nil || resp.Message.Content != want {
+			t.Fatalf("Complete = %q, %v; want %q", resp.Message.Content, err, want)
+		}
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3: refused once, then without the temperature", len(reqs))
+	}
+	for i, body := range reqs[1:] {
+		if strings.Contains(string(body), `"temperature"`) {
+			t.Errorf("request %d still carries a temperature: %s", i+2, body)
+		}
+	}
+}
