@@ -155,7 +155,7 @@ func TestPlainAnswer(t *testing.T) {
 		t.Errorf("persisted %d messages, want 2", got)
 	}
 	sys := p.reqs()[0].Messages[0]
-	for _, want := range []string{"nanobot", "Workspace (where file and shell tools work): /ws"} {
+	for _, want := range []string{"nanobot", "Workspace (where file and shell tools work; relative paths start here): /ws"} {
 		if sys.Role != agent.RoleSystem || !strings.Contains(sys.Content, want) {
 			t.Errorf("system prompt lacks %q:\n%s", want, sys.Content)
 		}

@@ -96,7 +96,7 @@ func (l *Loop) systemPrompt(ctx context.Context, s setup, t Turn) (string, error
 	// each user message instead (stamp).
 	b.WriteString(identity + "\n\n")
 	if s.cfg.Workspace != "" {
-		fmt.Fprintf(&b, "Workspace (where file and shell tools work): %s\n", s.cfg.Workspace)
+		fmt.Fprintf(&b, "Workspace (where file and shell tools work; relative paths start here): %s\n", s.cfg.Workspace)
 	}
 	if t.Channel != "" {
 		fmt.Fprintf(&b, "Channel: %s, chat %s.\n", t.Channel, t.ChatID)

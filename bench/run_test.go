@@ -70,6 +70,7 @@ func TestRun(t *testing.T) {
 	section("soak", func(t *testing.T) { measureSoak(t, br) })
 	section("agent", func(t *testing.T) { measureAgent(t, br) })
 	section("jobs", func(t *testing.T) { measureJobs(t, br) })
+	section("cache", func(t *testing.T) { measureCache(t, br) })
 	stopWatch()
 
 	levels, summary := summarizeLogs(br.logs.String())

@@ -55,19 +55,19 @@ func (j *jobID) UnmarshalJSON(b []byte) error {
 func (Cron) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name: "cron",
-		Description: "Schedule jobs for this chat: reminders and recurring tasks that run on their own later. " +
-			"add: give message (what to remind of or do, written as an instruction to yourself) and exactly one of cron_expr, every_seconds or at; when it runs, you get the message in a turn of its own and your answer is sent to this chat. " +
-			"list: the chat's jobs with id, schedule, zone and next run. remove: give job_id.",
+		Description: "Reminders and recurring tasks of this chat. " +
+			"add: message (an instruction to yourself) and one of cron_expr, every_seconds, at; when due, you get the message in a turn of its own and your answer goes to this chat. " +
+			"list: jobs with id, schedule and next run. remove: job_id.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
     "action": {"type": "string", "enum": ["add", "list", "remove"]},
-    "message": {"type": "string", "description": "add: the reminder or task."},
-    "cron_expr": {"type": "string", "description": "add: a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. \"0 9 * * 1-5\" for weekdays at 09:00."},
-    "every_seconds": {"type": "integer", "minimum": 60, "description": "add: repeat at this interval, at least 60."},
-    "at": {"type": "string", "description": "add: run once, at an RFC 3339 time (2026-03-01T09:00:00+01:00), a local time (2026-03-01 09:00) or after a duration from now (20m, 2h30m, 1d)."},
-    "tz": {"type": "string", "description": "add: IANA time zone of cron_expr and local times, e.g. Europe/Berlin; default: the assistant's zone."},
-    "job_id": {"type": "integer", "description": "remove: the job's id from list."}
+    "message": {"type": "string"},
+    "cron_expr": {"type": "string", "description": "5 fields, e.g. \"0 9 * * 1-5\": weekdays 09:00."},
+    "every_seconds": {"type": "integer", "minimum": 60},
+    "at": {"type": "string", "description": "Once: RFC 3339, local \"2026-03-01 09:00\", or a delay (20m, 2h30m, 1d)."},
+    "tz": {"type": "string", "description": "IANA zone of cron_expr and local times (e.g. Europe/Berlin); default: the assistant's."},
+    "job_id": {"type": "integer"}
   },
   "required": ["action"],
   "additionalProperties": false

@@ -28,13 +28,13 @@ type editFileParams struct {
 func (EditFile) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name:        "edit_file",
-		Description: "Replace one exact piece of text in a file. old_text must match exactly once, including whitespace and indentation; add surrounding lines to make it unique.",
+		Description: "Replace text in a file. old_text must occur exactly once, whitespace included; add surrounding lines to make it unique.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "Path of the file, relative to the workspace or absolute."},
-    "old_text": {"type": "string", "description": "The exact text to replace; it must occur exactly once in the file."},
-    "new_text": {"type": "string", "description": "The text to put in its place (empty to delete it)."}
+    "path": {"type": "string"},
+    "old_text": {"type": "string"},
+    "new_text": {"type": "string", "description": "Empty deletes old_text."}
   },
   "required": ["path", "old_text", "new_text"],
   "additionalProperties": false

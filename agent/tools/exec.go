@@ -114,14 +114,14 @@ type execParams struct {
 func (e *Exec) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name: "exec",
-		Description: fmt.Sprintf("Run a shell command with sh -c in the workspace and return its combined stdout and stderr and its exit code. "+
-			"Commands are checked by a safety policy first; dangerous ones are refused. Runs at most %s; output is cut to %d characters (head and tail). "+
-			"There is no terminal and no standard input, so use non-interactive flags.%s", fmtDuration(e.timeout()), e.maxOutput(), e.confinement()),
+		Description: fmt.Sprintf("Run a command with sh -c in the workspace; returns its output (stdout and stderr) and exit code. "+
+			"Dangerous commands are refused. At most %s; output cut to %d characters (head and tail). "+
+			"No terminal or stdin: use non-interactive flags.%s", fmtDuration(e.timeout()), e.maxOutput(), e.confinement()),
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "command": {"type": "string", "description": "The shell command to run."},
-    "working_dir": {"type": "string", "description": "Directory to run in, relative to the workspace or absolute; the workspace when omitted."}
+    "command": {"type": "string"},
+    "working_dir": {"type": "string", "description": "Default: the workspace."}
   },
   "required": ["command"],
   "additionalProperties": false

@@ -30,11 +30,11 @@ type listDirParams struct {
 func (ListDir) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name:        "list_dir",
-		Description: "List a directory, sorted by name: directories end with /, files show their size, symlinks their target.",
+		Description: "List a directory by name: directories end with /, files show their size, symlinks their target.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "Path of the directory, relative to the workspace or absolute; \".\" is the workspace."}
+    "path": {"type": "string", "description": "\".\" is the workspace."}
   },
   "required": ["path"],
   "additionalProperties": false

@@ -39,13 +39,13 @@ const maxMessage = 20000
 func (Message) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name: "message",
-		Description: "Send a message to the user now, before your answer: progress on long work, or something they should see at once. " +
-			"Without chat_id it goes to this chat. Your final answer is sent as usual; if it only repeats what you sent, it is not sent again.",
+		Description: "Send a message now, before your answer (progress on long work, something urgent). " +
+			"An answer that only repeats it is not sent again.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "content": {"type": "string", "description": "The message, in Markdown."},
-    "chat_id": {"type": "integer", "description": "Another chat to send it to (only the owner may, and only to an allowed user's private chat); omit for this chat."}
+    "content": {"type": "string", "description": "Markdown."},
+    "chat_id": {"type": "integer", "description": "Omit for this chat; the owner may name an allowed user's private chat."}
   },
   "required": ["content"],
   "additionalProperties": false

@@ -34,11 +34,11 @@ type readFileParams struct {
 func (ReadFile) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name:        "read_file",
-		Description: "Read a text file. Relative paths are relative to the workspace. Large files are cut after 256 KB.",
+		Description: "Read a text file (cut after 256 KB).",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "Path of the file, relative to the workspace or absolute."}
+    "path": {"type": "string"}
   },
   "required": ["path"],
   "additionalProperties": false

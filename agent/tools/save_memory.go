@@ -29,14 +29,13 @@ type saveMemoryParams struct {
 func (SaveMemory) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name: "save_memory",
-		Description: "Save to long-term memory. history_entry appends a dated entry (2-5 sentences: what happened, what was decided) to the searchable HISTORY log. " +
-			"memory_update replaces the whole MEMORY document (durable facts: who the user is, preferences, projects, standing instructions) with the full updated Markdown; include everything worth keeping, not only what changed. " +
-			"Give at least one of them.",
+		Description: "Save to long-term memory; give one or both. history_entry: 2-5 sentences on what happened and was decided, added, dated, to the searchable HISTORY log. " +
+			"memory_update: the whole new MEMORY document in Markdown (durable facts: who the user is, preferences, projects, standing instructions), keeping all still worth keeping.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "history_entry": {"type": "string", "description": "A HISTORY entry; the current date and time are added when it does not start with [YYYY-MM-DD HH:MM]."},
-    "memory_update": {"type": "string", "description": "The complete new MEMORY document in Markdown."}
+    "history_entry": {"type": "string", "description": "Dated now unless it starts with [YYYY-MM-DD HH:MM]."},
+    "memory_update": {"type": "string"}
   },
   "additionalProperties": false
 }`),

@@ -31,14 +31,14 @@ type spawnParams struct {
 func (Spawn) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name: "spawn",
-		Description: "Start a background task for work that takes many steps (research, a long check) while the conversation goes on. " +
-			"It runs on its own with file, shell and web tools but without this conversation, so give it everything it needs in task. " +
-			"It returns at once; when the task ends, its result comes to this chat and you tell the user.",
+		Description: "Start a background task for long work (research, a long check) while the chat goes on. " +
+			"It has file, shell and web tools but not this conversation: put all it needs in task. " +
+			"Returns at once; the result comes to this chat later, for you to tell the user.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "task": {"type": "string", "description": "The complete instructions: what to do and what to report."},
-    "label": {"type": "string", "description": "A short name for the task, shown to the user."}
+    "task": {"type": "string", "description": "What to do and what to report."},
+    "label": {"type": "string", "description": "Short name shown to the user."}
   },
   "required": ["task"],
   "additionalProperties": false

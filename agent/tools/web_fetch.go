@@ -57,13 +57,13 @@ type webFetchParams struct {
 func (w *Web) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name:        "web_fetch",
-		Description: "Fetch a web page or text file over http or https. For HTML, returns the title and main content (no navigation, scripts or ads) as Markdown, or as plain text.",
+		Description: "Fetch an http(s) URL. HTML comes back as its title and main content (no navigation, scripts or ads), in Markdown or plain text.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "url": {"type": "string", "description": "The http:// or https:// URL to fetch."},
-    "mode": {"type": "string", "enum": ["markdown", "text"], "description": "How to return HTML; markdown when omitted."},
-    "max_chars": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "How many characters to return; 20000 when omitted."}
+    "url": {"type": "string"},
+    "mode": {"type": "string", "enum": ["markdown", "text"], "description": "Default markdown."},
+    "max_chars": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "Default 20000."}
   },
   "required": ["url"],
   "additionalProperties": false

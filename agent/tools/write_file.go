@@ -28,12 +28,12 @@ type writeFileParams struct {
 func (WriteFile) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name:        "write_file",
-		Description: "Create a file or replace its whole content. Missing parent directories are created. To change part of a file, use edit_file.",
+		Description: "Create a file, or replace all of it (use edit_file to change a part). Creates missing directories.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "Path of the file, relative to the workspace or absolute."},
-    "content": {"type": "string", "description": "The complete new content of the file."}
+    "path": {"type": "string"},
+    "content": {"type": "string", "description": "The whole new content."}
   },
   "required": ["path", "content"],
   "additionalProperties": false

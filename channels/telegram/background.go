@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/nanobot-go/nanobot/channels"
 )
@@ -94,7 +93,7 @@ func (c *Channel) Announce(ctx context.Context, chat string, key int64, sender, 
 		return err
 	}
 	it := channels.InboxItem{Channel: systemChannel, UpdateID: key, ChatID: chat, Payload: payload,
-		State: channels.InboxPending, ReceivedAt: time.Now().UTC()}
+		State: channels.InboxPending, ReceivedAt: c.now().UTC()}
 	c.sysMu.Lock()
 	defer c.sysMu.Unlock()
 	id, inserted, err := c.store.RecordInbound(ctx, it)

@@ -236,7 +236,7 @@ func (c *Channel) accept(ctx context.Context, raw []byte) error {
 		UpdateID:   u.ID,
 		Payload:    bytes.Clone(raw),
 		State:      channels.InboxPending,
-		ReceivedAt: time.Now().UTC(),
+		ReceivedAt: c.now().UTC(),
 	}
 	if u.Message != nil {
 		item.ChatID = strconv.FormatInt(u.Message.Chat.ID, 10)

@@ -84,6 +84,9 @@ type Config struct {
 	// before the connections are restarted; default 2 min. It must be at
 	// least twice PollTimeout (and Heartbeat in webhook mode).
 	Watchdog time.Duration
+	// Now is the clock messages are stamped with when they arrive;
+	// time.Now when nil.
+	Now func() time.Time
 }
 
 // Store is the durable inbox, outbox and small key-value state the channel
@@ -335,6 +338,14 @@ func (c *Channel) LastContact() time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n)
+}
+
+// now is the time a message arrives.
+func (c *Channel) now() time.Time {
+	if c.cfg.Now != nil {
+		return c.cfg.Now()
+	}
+	return time.Now()
 }
 
 func (c *Channel) touch() { c.lastContact.Store(time.Now().UnixNano()) }

@@ -27,7 +27,7 @@ func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *ad
 		// A terminal chat keeps its output for the conversation.
 		level.Set(slog.LevelWarn)
 	}
-	return newRuntime(ctx, cfg, logger, level, secrets, metrics, a.landlockABI())
+	return newRuntime(ctx, cfg, logger, level, secrets, metrics, a.landlockABI(), a.now().Now)
 }
 
 func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {

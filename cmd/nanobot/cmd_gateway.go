@@ -68,7 +68,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if cfg.Provider.TranscriptionModel != "" {
 		tr = transcriber{rt}
 	}
-	tc := telegramConfig(cfg)
+	tc := telegramConfig(cfg, a.now().Now)
 	tc.PollTimeout, tc.Watchdog = *pollTimeout, *watchdog
 	ch, err := telegram.New(tc, rt.store, rt, rt, tr, log, telegram.Hooks{
 		Inbound:       func() { metrics.InboundMessage("telegram") },
@@ -156,7 +156,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	return nil
 }
 
-func telegramConfig(cfg *config.Config) telegram.Config {
+func telegramConfig(cfg *config.Config, now func() time.Time) telegram.Config {
 	t := cfg.Channels.Telegram
 	return telegram.Config{
 		Token:           string(t.Token),
@@ -176,6 +176,7 @@ func telegramConfig(cfg *config.Config) telegram.Config {
 		Approver:        cfg.Owner(),
 		ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 		Model:           cfg.Provider.Model,
+		Now:             now,
 	}
 }
 

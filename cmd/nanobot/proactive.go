@@ -372,13 +372,13 @@ func (r *runtime) usageToday(ctx context.Context, session string) (agent.Usage, 
 		channel, chat = "telegram", hbChat
 	}
 	if chat == "" {
-		return r.store.UsageOn(ctx, session, time.Now())
+		return r.store.UsageOn(ctx, session, r.now())
 	}
 	var also []string
 	if channel == "telegram" && chat == hbChat {
 		also = append(also, heartbeat.Session)
 	}
-	return r.store.ChatUsageOn(ctx, channel, chat, time.Now(), also...)
+	return r.store.ChatUsageOn(ctx, channel, chat, r.now(), also...)
 }
 
 // chatSession is the session of the chat a session belongs to: a job's,

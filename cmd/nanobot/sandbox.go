@@ -124,9 +124,8 @@ func confinement(st sandbox.Status) string {
 	if !st.Landlock {
 		return ""
 	}
-	s := "Commands run in a sandbox: they can read the system's software and read and write only the workspace" +
-		" (and a private HOME and TMPDIR); anything else is refused, other processes and Unix sockets are out of reach," +
-		" and background processes end with the command."
+	s := "Sandboxed: reads the system's software, writes only the workspace (and a private HOME and TMPDIR);" +
+		" other processes and Unix sockets are out of reach; background processes end with the command."
 	if st.Network != sandbox.NetworkAny {
 		s += " Network: " + map[sandbox.Network]string{sandbox.NetworkWeb: "only ports 80 and 443.", sandbox.NetworkNone: "none."}[st.Network]
 	}

@@ -34,12 +34,13 @@ type runtime struct {
 	store   *memory.Store
 	loop    *agent.Loop
 	cons    *agent.Consolidator
-	metrics *admin.Metrics // nil outside the gateway
-	secrets *liveRedactor  // shared with the logger
-	prompts *prompt.Source // the workspace's prompt files and skills
-	mcp     *mcp.Manager   // the MCP servers and their tools
-	reconf  sync.Mutex     // one rebuild of the loop's tools at a time
-	boxes   *sandboxes     // the exec tool's sandbox
+	metrics *admin.Metrics   // nil outside the gateway
+	secrets *liveRedactor    // shared with the logger
+	prompts *prompt.Source   // the workspace's prompt files and skills
+	mcp     *mcp.Manager     // the MCP servers and their tools
+	reconf  sync.Mutex       // one rebuild of the loop's tools at a time
+	boxes   *sandboxes       // the exec tool's sandbox
+	now     func() time.Time // the daemon's clock: messages, usage, today's budget
 
 	mu       sync.RWMutex
 	cfg      *config.Config
@@ -52,8 +53,8 @@ type runtime struct {
 }
 
 // newRuntime opens the store and builds the loop. metrics may be nil; abi
-// is the kernel's Landlock ABI.
-func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics, abi int) (*runtime, error) {
+// is the kernel's Landlock ABI; now is the daemon's clock.
+func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics, abi int, now func() time.Time) (*runtime, error) {
 	if err := os.MkdirAll(cfg.Agent.Workspace, 0o755); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -61,7 +62,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg, boxes: &sandboxes{abi: abi}}
+	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg, boxes: &sandboxes{abi: abi}, now: now}
 	r.prompts = newPromptSource(cfg)
 	r.mcp = r.newMCP(cfg)
 	r.provider, r.chain = r.newProviders(cfg)
@@ -73,6 +74,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	r.announceSandbox()
 	r.loop = agent.New(r.chain, store, toolset, agentConfig(cfg),
 		agent.WithLogger(logger),
+		agent.WithClock(now),
 		agent.WithMemory(memorySource{r}),
 		agent.WithRedactor(secrets.Redact),
 		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall,
@@ -609,7 +611,7 @@ func (m meteredProvider) Complete(ctx context.Context, req agent.Request) (agent
 	resp, err := m.r.currentChain().Complete(ctx, req)
 	m.r.observeModelCall(ctx, t, time.Since(start), resp.Usage, err)
 	if err == nil {
-		if rerr := m.r.store.RecordUsage(context.WithoutCancel(ctx), t.Session, time.Now(), resp.Model, resp.Usage); rerr != nil {
+		if rerr := m.r.store.RecordUsage(context.WithoutCancel(ctx), t.Session, m.r.now(), resp.Model, resp.Usage); rerr != nil {
 			m.r.logger.Error("record usage", "session", t.Session, "err", rerr)
 		}
 	}

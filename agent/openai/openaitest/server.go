@@ -107,6 +107,7 @@ type Server struct {
 	mu             sync.Mutex
 	script         script
 	requests       []goopenai.ChatCompletionRequest
+	bodies         [][]byte
 	authorizations []string
 	transcript     string
 	transcriptions []Transcription
@@ -173,6 +174,14 @@ func (s *Server) Requests() []goopenai.ChatCompletionRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.requests)
+}
+
+// Bodies returns the raw JSON body of every chat request in Requests, as
+// it arrived.
+func (s *Server) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.bodies)
 }
 
 // RequestCount is the number of chat requests received so far.
@@ -249,12 +258,17 @@ func (s *Server) recordLocked(r *http.Request) {
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req goopenai.ChatCompletionRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	s.bodies = append(s.bodies, body)
 	s.recordLocked(r)
 	var reply Reply
 	fn := s.fn
