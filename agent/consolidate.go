@@ -179,8 +179,10 @@ func (c *Consolidator) Fold(session string, before time.Time) {
 			if !m.CreatedAt.Before(before) {
 				break
 			}
-			if i+1 < len(msgs) && msgs[i+1].Role == RoleUser {
-				upTo = m.ID // the rest still starts at a user message
+			// The rest still starts at a user message (the turn that
+			// was refused may not be on record yet).
+			if i+1 == len(msgs) || msgs[i+1].Role == RoleUser {
+				upTo = m.ID
 			}
 		}
 		if upTo == 0 {

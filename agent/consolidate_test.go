@@ -286,4 +286,18 @@ func TestFoldBeforeTime(t *testing.T) {
 	if len(store.msgs) != 3 || store.msgs[0].Content != "message 5" || store.history[0] != "[2026-01-02 09:00] Refused part." {
 		t.Errorf("live after fold: %+v, history %q", store.msgs, store.history)
 	}
+
+	// The turn that was refused is not on record yet: everything before
+	// it is folded.
+	store = fillSession(4)
+	for i := range store.msgs {
+		store.msgs[i].CreatedAt = start.Add(time.Duration(i) * time.Minute)
+	}
+	p = &script{replies: []agent.Response{saveCall("[2026-01-02 09:00] All of it.", "")}}
+	c = agent.NewConsolidator(store, agent.ConsolidatorConfig{Provider: func() agent.Provider { return p }}, nil, nil)
+	c.Fold("s", start.Add(time.Hour))
+	c.Close(time.Minute)
+	if len(store.commits) != 1 || store.commits[0].UpToID != 4 || len(store.msgs) != 0 {
+		t.Errorf("commits %+v, %d live; want all 4 folded", store.commits, len(store.msgs))
+	}
 }

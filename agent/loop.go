@@ -384,6 +384,11 @@ func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turn
 	request := func(msgs []Message, turn int, cfg Config) Request {
 		req := Request{Messages: fit(system, msgs, turn, specs, cfg), Tools: specs}
 		if extra != nil {
+			if req.Messages[len(req.Messages)-1].Role == RoleTool {
+				// Some providers refuse a user message right after tool
+				// results.
+				req.Messages = append(req.Messages, Message{Role: RoleAssistant, Content: stoppedEarly})
+			}
 			req.Messages = append(req.Messages, *extra)
 			req.NoToolCalls = true
 		}

@@ -231,6 +231,14 @@ func TestMaxIterations(t *testing.T) {
 	if res.Stop != agent.StopLimit || res.Text != "summary: did 20 echoes, nothing else" {
 		t.Errorf("result = %+v", res)
 	}
+	// No user message right after tool results, which some providers
+	// refuse: the request to sum up follows an assistant message.
+	msgs := reqs[len(reqs)-1].Messages
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role == agent.RoleUser && msgs[i-1].Role == agent.RoleTool {
+			t.Errorf("message %d of the wrap-up: a user message right after a tool result", i)
+		}
+	}
 }
 
 func TestMaxIterationsSummaryFails(t *testing.T) {

@@ -30,6 +30,10 @@ func stamped(msgs []Message, loc *time.Location) []Message {
 // some providers refuse.
 const endedEarly = "(This turn ended before an answer: it was stopped or interrupted.)"
 
+// stoppedEarly stands, in the closing request of a turn that is being
+// stopped, between the last tool results and the request to sum up.
+const stoppedEarly = "(I stop here, before answering.)"
+
 // inOrder returns msgs in an order every provider accepts: a tool result
 // is followed by another tool result or an assistant message, never by a
 // user message. The reflection prompt of sessions recorded before it was
