@@ -211,3 +211,27 @@ func TestCacheFigures(t *testing.T) {
 		t.Log(run.summary(budget))
 	}
 }
+
+// With a budget the system prompt and the tool schemas nearly fill, the
+// request after a tool call still holds the user's message, the call and
+// its result: a turn's own messages are never left out.
+func TestSmallBudgetKeepsTheTurn(t *testing.T) {
+	h := startGateway(t, map[string]string{"agent.context_tokens": "2000"})
+	writeWorkspaceFile(t, filepath.Join(h.dir, "workspace", "todo.md"), "water the plants\n")
+	h.model.Script(
+		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "r1", Name: "read_file", Arguments: `{"path":"todo.md"}`}}},
+		openaitest.Reply{Text: "You have to water the plants."},
+	)
+	if got := h.ask("What is on my todo list?"); got.Text != "You have to water the plants." {
+		t.Fatalf("answer %q", got.Text)
+	}
+	req := h.model.Requests()[1]
+	var user, call bool
+	for _, m := range req.Messages {
+		user = user || (m.Role == "user" && said(m) == "What is on my todo list?")
+		call = call || (m.Role == "assistant" && len(m.ToolCalls) == 1 && m.ToolCalls[0].ID == "r1")
+	}
+	if !user || !call || !strings.Contains(resultIn(req, "r1"), "water the plants") {
+		t.Errorf("the request after the tool call holds the question %v, the call %v, the result %q; want all three", user, call, resultIn(req, "r1"))
+	}
+}
