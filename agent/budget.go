@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -140,4 +141,20 @@ func (l *Loop) ContextUsage(ctx context.Context, t Turn) (used, limit int, err e
 		used += EstimateTokens(m)
 	}
 	return used, s.cfg.ContextTokens, nil
+}
+
+// smallerWindow is the budget to try after the endpoint refused req as too
+// large: what the endpoint named as its window with a margin for the
+// estimate, else half of what was sent.
+func smallerWindow(err error, req Request, cfg Config) int {
+	const floor = 1000
+	var lim interface{ ContextLimit() int }
+	if errors.As(err, &lim) && lim.ContextLimit() > 0 {
+		return max(floor, min(cfg.ContextTokens-1, lim.ContextLimit()*3/4))
+	}
+	sent := specsTokens(req.Tools)
+	for _, m := range req.Messages {
+		sent += EstimateTokens(m)
+	}
+	return max(floor, min(cfg.ContextTokens, sent)/2)
 }

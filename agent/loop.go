@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -379,7 +380,7 @@ func (l *Loop) keep(ctx context.Context, t Turn, st *turnState) {
 // and logged, so the owner can set agent.context_tokens to it.
 func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turnState, specs []ToolSpec, extra *Message, res *Result) (Message, error) {
 	earlier, own := l.withoutLeftOut(t.Session, st.msgs[:st.turn]), st.msgs[st.turn:]
-	msgs := stamped(inOrder(append(earlier[:len(earlier):len(earlier)], own...), s.cfg.ReflectionPrompt), l.now().Location())
+	msgs := stamped(inOrder(slices.Concat(earlier, own), s.cfg.ReflectionPrompt), l.now().Location())
 	turn := len(msgs) - len(own) // inOrder adds only before the turn
 	request := func(msgs []Message, turn int, cfg Config) Request {
 		req := Request{Messages: fit(system, msgs, turn, specs, cfg), Tools: specs}
@@ -397,19 +398,7 @@ func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turn
 	req := request(msgs, turn, s.cfg)
 	reply, err := l.complete(ctx, s, t, req, res)
 	if errors.Is(err, ErrRequestRefused) && turn > 0 && len(own) > 0 {
-		// The endpoint refuses the request as it is, which no retry
-		// changes. When it is the history it refuses (a field or an order
-		// another endpoint wrote, a message it cannot read), the turn
-		// alone is accepted, and the history stays out from now on: a
-		// chat is never broken for good by what it once held.
-		alone, aloneErr := l.complete(ctx, s, t, request(msgs[turn:], 0, s.cfg), res)
-		if aloneErr != nil {
-			return reply, err
-		}
-		l.leaveOut(ctx, t, st.msgs[st.turn].CreatedAt)
-		l.logger.Warn("the model endpoint refused this chat's history; it is left out from now on",
-			"turn_id", t.ID, "session", t.Session, "error", err)
-		return alone, nil
+		return l.withoutHistory(ctx, s, t, request(msgs[turn:], 0, s.cfg), own[0].CreatedAt, res, err)
 	}
 	if !errors.Is(err, ErrContextOverflow) {
 		return reply, err
@@ -424,51 +413,6 @@ func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turn
 	l.logger.Warn("the model's context window is smaller than agent.context_tokens; a smaller budget worked",
 		"turn_id", t.ID, "context_tokens", s.cfg.ContextTokens, "worked", smaller.ContextTokens)
 	return reply, nil
-}
-
-// withoutLeftOut returns the messages of msgs the endpoint has not
-// refused: those from the session's left-out time on.
-func (l *Loop) withoutLeftOut(session string, msgs []Message) []Message {
-	v, ok := l.leftOut.Load(session)
-	if !ok {
-		return msgs
-	}
-	before := v.(time.Time)
-	for i, m := range msgs {
-		if !m.CreatedAt.Before(before) && m.Role == RoleUser {
-			return msgs[i:]
-		}
-	}
-	return nil
-}
-
-// leaveOut leaves the session's messages before the given time out of its
-// requests.
-func (l *Loop) leaveOut(ctx context.Context, t Turn, before time.Time) {
-	if before.IsZero() {
-		before = l.now()
-	}
-	before = before.Truncate(time.Millisecond) // as precise as the store keeps it
-	l.leftOut.Store(t.Session, before)
-	if l.hooks.LeftOut != nil {
-		l.hooks.LeftOut(ctx, t, before)
-	}
-}
-
-// smallerWindow is the budget to try after the endpoint refused req as too
-// large: what the endpoint named as its window with a margin for the
-// estimate, else half of what was sent.
-func smallerWindow(err error, req Request, cfg Config) int {
-	const floor = 1000
-	var lim interface{ ContextLimit() int }
-	if errors.As(err, &lim) && lim.ContextLimit() > 0 {
-		return max(floor, min(cfg.ContextTokens-1, lim.ContextLimit()*3/4))
-	}
-	sent := specsTokens(req.Tools)
-	for _, m := range req.Messages {
-		sent += EstimateTokens(m)
-	}
-	return max(floor, min(cfg.ContextTokens, sent)/2)
 }
 
 func (l *Loop) complete(ctx context.Context, s setup, t Turn, req Request, res *Result) (Message, error) {

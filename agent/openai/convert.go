@@ -60,16 +60,16 @@ var responseOnly = []string{"role", "content", "tool_calls", "function_call", "r
 // chatRequest maps an agent request onto the wire request and what the
 // wire layer adds to its body. plain leaves out every field go-openai does
 // not know (for an endpoint that refused them).
-func (p *Provider) chatRequest(ctxSession string, req agent.Request, plain bool) (goopenai.ChatCompletionRequest, *bodyPatch) {
+func (p *Provider) chatRequest(session string, req agent.Request, plain bool) (goopenai.ChatCompletionRequest, *bodyPatch) {
 	out := goopenai.ChatCompletionRequest{
 		Model:     p.cfg.Model,
 		Messages:  make([]goopenai.ChatCompletionMessage, 0, len(req.Messages)),
 		MaxTokens: p.cfg.MaxTokens,
 	}
-	if t := p.cfg.Temperature; p.sendsTemperature() {
+	if p.sendsTemperature() {
 		// Unset, the model's own default applies: some accept no other
 		// (Kimi K2.5 and later: 1).
-		out.Temperature = *t
+		out.Temperature = *p.cfg.Temperature
 		if out.Temperature == 0 {
 			// go-openai omits a zero temperature; the smallest positive
 			// value means "0".
@@ -127,8 +127,8 @@ func (p *Provider) chatRequest(ctxSession string, req agent.Request, plain bool)
 		out.Temperature = 0
 	}
 	if !plain {
-		if p.dialect.cacheKey && ctxSession != "" {
-			patch.top = map[string]any{"prompt_cache_key": cacheKey(ctxSession)}
+		if p.dialect.cacheKey && session != "" {
+			patch.top = map[string]any{"prompt_cache_key": cacheKey(session)}
 		}
 		if p.dialect.breakpoints && len(out.Messages) > 0 {
 			// The end of the system prompt and the newest message: the

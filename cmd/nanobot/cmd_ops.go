@@ -13,6 +13,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/memory"
@@ -65,6 +66,31 @@ func budgetWarning(cfg *config.Config) string {
 	}
 	return fmt.Sprintf("agent.context_tokens: %d leaves about %d tokens for the conversation after the system prompt (about %d), the tool schemas (about %d, MCP tools not counted) and the reply's reserve (%d); set it to at least %d",
 		ac.ContextTokens, max(room, 0), prompt, schemas, ac.ReserveTokens, enough)
+}
+
+// offeredSpecs are the schemas of the built-in tools the gateway offers
+// with cfg (MCP servers' tools are known only once they are connected).
+func offeredSpecs(cfg *config.Config) []agent.ToolSpec {
+	offered := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace})
+	if cfg.Tools.Exec.Enabled {
+		offered = append(offered, &tools.Exec{Timeout: cfg.Tools.Exec.Timeout, MaxOutput: cfg.Tools.Exec.MaxOutput})
+	}
+	offered = append(offered, tools.NewMemoryTools(tools.Memory{})...)
+	offered = append(offered, tools.Message{}, tools.Spawn{})
+	if cfg.Cron.Enabled {
+		offered = append(offered, tools.Cron{})
+	}
+	if cfg.Tools.Web.Enabled {
+		offered = append(offered, &tools.Web{})
+	}
+	if cfg.SearchReady() {
+		offered = append(offered, webSearch(cfg))
+	}
+	specs := make([]agent.ToolSpec, len(offered))
+	for i, t := range offered {
+		specs[i] = t.Spec()
+	}
+	return specs
 }
 
 // status shows the effective setup and what is missing.

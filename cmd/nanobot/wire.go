@@ -287,31 +287,6 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 	return out, nil
 }
 
-// offeredSpecs are the schemas of the built-in tools the gateway offers
-// with cfg (MCP servers' tools are known only once they are connected).
-func offeredSpecs(cfg *config.Config) []agent.ToolSpec {
-	offered := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace})
-	if cfg.Tools.Exec.Enabled {
-		offered = append(offered, &tools.Exec{Timeout: cfg.Tools.Exec.Timeout, MaxOutput: cfg.Tools.Exec.MaxOutput})
-	}
-	offered = append(offered, tools.NewMemoryTools(tools.Memory{})...)
-	offered = append(offered, tools.Message{}, tools.Spawn{})
-	if cfg.Cron.Enabled {
-		offered = append(offered, tools.Cron{})
-	}
-	if cfg.Tools.Web.Enabled {
-		offered = append(offered, &tools.Web{})
-	}
-	if cfg.SearchReady() {
-		offered = append(offered, webSearch(cfg))
-	}
-	specs := make([]agent.ToolSpec, len(offered))
-	for i, t := range offered {
-		specs[i] = t.Spec()
-	}
-	return specs
-}
-
 func (r *runtime) memoryTools(cfg *config.Config) tools.Memory {
 	return tools.Memory{
 		Scope: func(ctx context.Context) string {
