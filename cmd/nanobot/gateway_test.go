@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -83,17 +84,21 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func gatewayConfig(t *testing.T, dir string, tg *telegramtest.Server, model *openaitest.Server, extra map[string]string) string {
-	values := map[string]string{
+// telegramValues are the config keys that point a gateway at the Bot API
+// fake tg, with the owner allowed.
+func telegramValues(tg *telegramtest.Server) map[string]string {
+	return map[string]string{
 		"channels.telegram.enabled":    "true",
 		"channels.telegram.token":      tg.Token(),
 		"channels.telegram.api_url":    tg.URL(),
 		"channels.telegram.allow_from": fmt.Sprintf("[%d]", owner),
-		"agent.shutdown_timeout":       "5s",
 	}
-	for k, v := range extra {
-		values[k] = v
-	}
+}
+
+func gatewayConfig(t *testing.T, dir string, tg *telegramtest.Server, model *openaitest.Server, extra map[string]string) string {
+	values := telegramValues(tg)
+	values["agent.shutdown_timeout"] = "5s"
+	maps.Copy(values, extra)
 	return writeConfig(t, dir, model.URL(), values)
 }
 

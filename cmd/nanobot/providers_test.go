@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,19 +21,9 @@ func startGatewayOn(t *testing.T, p providertest.Profile, extra map[string]strin
 	s := providertest.New(t, p, providertest.WithAPIKey(testKey))
 	tg := telegramtest.NewServer(t, botToken)
 	dir := t.TempDir()
-	values := map[string]string{
-		"provider.base_url":            s.URL(),
-		"provider.model":               p.Model,
-		"provider.api_key":             testKey,
-		"channels.telegram.enabled":    "true",
-		"channels.telegram.token":      tg.Token(),
-		"channels.telegram.api_url":    tg.URL(),
-		"channels.telegram.allow_from": fmt.Sprintf("[%d]", owner),
-		"gateway.listen":               "",
-	}
-	for k, v := range extra {
-		values[k] = v
-	}
+	values := telegramValues(tg)
+	maps.Copy(values, map[string]string{"provider.base_url": s.URL(), "provider.model": p.Model, "provider.api_key": testKey, "gateway.listen": ""})
+	maps.Copy(values, extra)
 	out, err := config.SetKeys(nanobot.ExampleConfig, values)
 	if err != nil {
 		t.Fatal(err)

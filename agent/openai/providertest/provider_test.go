@@ -183,3 +183,36 @@ func TestProviderKimiTemperature(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderPlainAfterRefusedFields: a history written by a model that
+// thinks (reasoning kept on its tool-call turn), sent after a switch to
+// Mistral, whose schema forbids unknown fields: the refusal is retried
+// without the added fields, and the next request goes without them at once.
+func TestProviderPlainAfterRefusedFields(t *testing.T) {
+	s := providertest.New(t, providertest.Mistral(), providertest.WithAPIKey(apiKey))
+	prov := provider(s, 0)
+	s.Script(providertest.Reply{Text: "one"}, providertest.Reply{Text: "two"})
+	msgs := []agent.Message{
+		{Role: agent.RoleUser, Content: "list it"},
+		{Role: agent.RoleAssistant, Extra: json.RawMessage(`{"reasoning_content":"I should list the directory."}`),
+			ToolCalls: []agent.ToolCall{{ID: "call_00_abcdefabcdefabcdefabcdef", Name: "list_dir", Arguments: `{"path":"."}`}}},
+		{Role: agent.RoleTool, ToolCallID: "call_00_abcdefabcdefabcdefabcdef", Content: "notes.txt"},
+		{Role: agent.RoleAssistant, Content: "notes.txt"},
+		{Role: agent.RoleUser, Content: "again"},
+	}
+	for _, want := range []string{"one", "two"} {
+		resp, err := prov.Complete(t.Context(), agent.Request{Messages: msgs, Tools: []agent.ToolSpec{listDir}})
+		if err != nil || resp.Message.Content != want {
+			t.Fatalf("Complete = %q, %v; want %q", resp.Message.Content, err, want)
+		}
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 || !strings.Contains(string(reqs[0]), "reasoning_content") {
+		t.Fatalf("%d requests, want 3: the first with the reasoning (refused), then two without", len(reqs))
+	}
+	for i, body := range reqs[1:] {
+		if strings.Contains(string(body), "reasoning_content") {
+			t.Errorf("request %d still carries the reasoning", i+2)
+		}
+	}
+}
