@@ -81,6 +81,7 @@ func NewMetrics() *Metrics {
 	}
 	m.set.GetOrCreateGauge("nanobot_backup_last_success_timestamp_seconds", nil)
 	m.set.GetOrCreateGauge("nanobot_backup_last_size_bytes", nil)
+	m.set.GetOrCreateGauge("nanobot_database_damaged", nil)
 	m.counter("nanobot_telegram_transport_restarts_total")
 	m.counter("nanobot_tool_calls_total", "tool", ToolUnknown, "verdict", "allow")
 	for _, o := range []string{"idle", "quiet", "skip", "run", "error"} {
@@ -262,6 +263,20 @@ func (m *Metrics) LastBackup(at time.Time, bytes int64) {
 	}
 	m.set.GetOrCreateGauge("nanobot_backup_last_success_timestamp_seconds", nil).Set(float64(at.UnixMilli()) / 1000)
 	m.set.GetOrCreateGauge("nanobot_backup_last_size_bytes", nil).Set(float64(bytes))
+}
+
+// DatabaseDamaged records the finding of the last check of the database
+// (PRAGMA quick_check, at start and after a failed backup): 1 damaged, 0
+// sound.
+func (m *Metrics) DatabaseDamaged(damaged bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if damaged {
+		v = 1
+	}
+	m.set.GetOrCreateGauge("nanobot_database_damaged", nil).Set(v)
 }
 
 // TelegramRestart counts a restart of the Telegram connection by the

@@ -88,6 +88,9 @@ type Subagents struct {
 type Storage struct {
 	Path   string `yaml:"path"` // absolute after Load
 	Backup Backup `yaml:"backup"`
+	// AllowEmptyStart lets the gateway start on a new, empty database
+	// although Litestream has replicated one at Path (a restore pending).
+	AllowEmptyStart bool `yaml:"allow_empty_start"`
 }
 
 // Backup configures the gateway's periodic database backups.

@@ -87,6 +87,7 @@ func ExampleConfig_Redacted() {
 	//     dir: ""
 	//     every: 24h
 	//     keep: 7
+	//   allow_empty_start: false
 	// memory:
 	//   scope: global
 	//   window: 50

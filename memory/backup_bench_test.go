@@ -85,3 +85,22 @@ func store100k(b *testing.B) *Store {
 	}
 	return s
 }
+
+// BenchmarkQuickCheck100k runs the gateway's start-up check (PRAGMA
+// quick_check on a connection of its own) on a database of 100,000
+// messages.
+func BenchmarkQuickCheck100k(b *testing.B) {
+	s := store100k(b)
+	ctx := b.Context()
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.QuickCheck(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "MiB")
+}

@@ -46,11 +46,11 @@ func LockPath(dbPath string) string { return dbPath + ".lock" }
 func TryLock(dbPath string) (*Lock, error) {
 	path := LockPath(dbPath)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("lock database: %w", err)
+		return nil, fmt.Errorf("lock database: %w", classify(path, err))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock database: %w", err)
+		return nil, fmt.Errorf("lock database: %w", classify(path, err))
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()

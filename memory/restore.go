@@ -92,10 +92,7 @@ func restore(ctx context.Context, src, dbPath string, now time.Time) (RestoreInf
 	if err != nil {
 		return info, err
 	}
-	ls := filepath.Join(filepath.Dir(dbPath), "."+filepath.Base(dbPath)+"-litestream")
-	if fi, err := os.Stat(ls); err == nil && fi.IsDir() {
-		info.LitestreamDir = ls
-	}
+	info.LitestreamDir = LitestreamDir(dbPath)
 	return info, nil
 }
 

@@ -80,7 +80,7 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 	} else if err := createFile(abs); err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, fmt.Errorf("open database: %w", classify(abs, err))
 	}
 
 	params := url.Values{
@@ -92,6 +92,13 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 	if opt.readOnly {
 		params.Set("mode", "ro")
 		params.Set("_query_only", "1")
+		// A reader in a directory it cannot write (a read-only mount, a
+		// copy owned by the daemon's user) cannot create the WAL index
+		// SQLite needs even to read; with no log to replay the file holds
+		// everything, and an immutable open reads it as it is.
+		if !writable(filepath.Dir(abs)) && !walInUse(abs) {
+			params.Set("immutable", "1")
+		}
 	} else {
 		params.Set("mode", "rw")
 		params.Set("_journal_mode", "WAL")
@@ -110,7 +117,7 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 	s := &Store{db: db, path: abs}
 	if err := s.init(ctx, abs, opt); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, fmt.Errorf("open database: %w", classify(abs, err))
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
+	"github.com/nanobot-go/nanobot/schedule"
 )
 
 // backupConfig is the schedule storage.backup describes; ok is false when
@@ -24,15 +26,20 @@ func backupConfig(cfg *config.Config) (backup.Config, bool) {
 }
 
 // newBackups builds the storage.backup schedule, nil when backups are off.
-// Its attempts reach the metrics, its status /status.
-func newBackups(rt *runtime, metrics *admin.Metrics) (*backup.Schedule, error) {
+// Its attempts reach the metrics, its status /status; clock is the
+// daemon's.
+func newBackups(rt *runtime, metrics *admin.Metrics, clock schedule.Clock) (*backup.Schedule, error) {
 	bc, ok := backupConfig(rt.config())
 	if !ok {
 		return nil, nil
 	}
+	bc.Clock = backupClock{clock}
 	bc.Observe = func(info memory.BackupInfo, err error) {
 		if err != nil {
 			metrics.Backup(admin.OutcomeError)
+			// A backup reads every page: its failure may be the first
+			// sign of damage the daemon's own queries have not met.
+			rt.checkDatabase(context.Background())
 			return
 		}
 		metrics.Backup(admin.OutcomeOK)
@@ -46,6 +53,15 @@ func newBackups(rt *runtime, metrics *admin.Metrics) (*backup.Schedule, error) {
 	metrics.LastBackup(st.LastSuccess, st.LastBytes)
 	rt.setBackups(s)
 	return s, nil
+}
+
+// backupClock is the daemon's clock as the backup schedule reads it.
+type backupClock struct{ schedule.Clock }
+
+func (c backupClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.AfterFunc(d, func() { ch <- c.Now() })
+	return ch
 }
 
 func (r *runtime) setBackups(s *backup.Schedule) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/jobs"
+	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
 )
 
@@ -38,7 +39,13 @@ func (a *app) cron(ctx context.Context, cfgPath string, args []string) error {
 // cronService opens the store and a jobs service over it that runs no
 // turns.
 func (a *app) cronService(ctx context.Context, cfgPath string) (*jobs.Service, *config.Config, func(), error) {
-	cfg, st, err := a.openStore(ctx, cfgPath)
+	return a.cronServiceWith(ctx, cfgPath, a.openStore)
+}
+
+// cronServiceWith is cronService over a store opened by open (a reader's
+// for listing).
+func (a *app) cronServiceWith(ctx context.Context, cfgPath string, open func(context.Context, string) (*config.Config, *memory.Store, error)) (*jobs.Service, *config.Config, func(), error) {
+	cfg, st, err := open(ctx, cfgPath)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -56,7 +63,7 @@ func (a *app) cronList(ctx context.Context, cfgPath string, args []string) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	svc, _, done, err := a.cronService(ctx, cfgPath)
+	svc, _, done, err := a.cronServiceWith(ctx, cfgPath, a.openReader)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	pollTimeout := fs.Duration("poll-timeout", 25*time.Second, "Telegram getUpdates long-poll timeout")
 	watchdog := fs.Duration("watchdog", 2*time.Minute, "restart the Telegram connection after this long without a sign of life (at least twice --poll-timeout)")
 	unreadyAfter := fs.Duration("unready-after", 3*time.Minute, "/readyz fails after this long without contact with Telegram")
+	allowEmpty := fs.Bool("allow-empty-start", false, "start on a new, empty database although Litestream replicated one at storage.path (as storage.allow_empty_start)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,6 +45,9 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if err := cfg.CheckTelegram(); err != nil {
 		return err
 	}
+	if err := emptyStart(cfg, *allowEmpty); err != nil {
+		return err
+	}
 	// One gateway per database: a restore (or a second gateway) waits for
 	// this lock, which the kernel drops whenever the process ends.
 	lock, err := memory.TryLock(cfg.Storage.Path)
@@ -53,7 +57,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 			return fmt.Errorf("%w: %s already holds %s (another gateway, or a restore under way); "+
 				"stop it before starting this one, or give this one its own storage.path", errGatewayRunning, holder(held), cfg.Storage.Path)
 		}
-		return err
+		return storageProblem(cfg, err)
 	}
 	defer lock.Release()
 	metrics := admin.NewMetrics()
@@ -63,6 +67,12 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	}
 	cfg = rt.config()
 	log := rt.logger
+	// A damaged page shows in no query until one reads it: find out now,
+	// not at the next backup.
+	if err := rt.checkDatabase(ctx); err != nil {
+		rt.close(time.Second)
+		return storageProblem(cfg, err)
+	}
 
 	var tr telegram.Transcriber
 	if cfg.Provider.TranscriptionModel != "" {
@@ -83,7 +93,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		rt.close(time.Second)
 		return err
 	}
-	backups, err := newBackups(rt, metrics)
+	backups, err := newBackups(rt, metrics, a.now())
 	if err != nil {
 		rt.close(time.Second)
 		return err
@@ -183,6 +193,9 @@ func telegramConfig(cfg *config.Config, now func() time.Time) telegram.Config {
 // ready is /readyz: the database takes writes, Telegram answered within
 // silence (--unready-after, 3 minutes), and a model endpoint is configured.
 func ready(ctx context.Context, rt *runtime, ch *telegram.Channel, silence time.Duration) error {
+	if err := rt.health.problem(); err != nil {
+		return fmt.Errorf("database damaged: %w", err)
+	}
 	if err := rt.store.Ping(ctx); err != nil {
 		return fmt.Errorf("database not writable: %w", err)
 	}

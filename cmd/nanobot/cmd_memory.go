@@ -32,7 +32,11 @@ func (a *app) memory(ctx context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, st, err := a.openStore(ctx, cfgPath)
+	open := a.openStore
+	if sub == "show" || sub == "history" || sub == "export" {
+		open = a.openReader
+	}
+	cfg, st, err := open(ctx, cfgPath)
 	if err != nil {
 		return err
 	}

@@ -241,7 +241,8 @@ func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
 	return lines.Err()
 }
 
-// openStore opens the configured database for a command-line tool.
+// openStore opens the configured database for a command-line tool that
+// writes to it.
 func (a *app) openStore(ctx context.Context, cfgPath string) (*config.Config, *memory.Store, error) {
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
@@ -249,7 +250,28 @@ func (a *app) openStore(ctx context.Context, cfgPath string) (*config.Config, *m
 	}
 	st, err := memory.Open(ctx, cfg.Storage.Path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open storage: %w", err)
+		return nil, nil, storageProblem(cfg, err)
+	}
+	return cfg, st, nil
+}
+
+// openReader opens the configured database for a command that only reads
+// it: read-only, so it works on a read-only data directory and never
+// takes the write lock from a running gateway. A database that does not
+// exist yet, or that an older version wrote, is opened read-write once
+// (created or migrated) as before.
+func (a *app) openReader(ctx context.Context, cfgPath string) (*config.Config, *memory.Store, error) {
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path)
+	var schema *memory.SchemaError
+	if errors.Is(err, os.ErrNotExist) || errors.As(err, &schema) && !schema.Newer() {
+		st, err = memory.Open(ctx, cfg.Storage.Path)
+	}
+	if err != nil {
+		return nil, nil, storageProblem(cfg, err)
 	}
 	return cfg, st, nil
 }
@@ -290,7 +312,7 @@ func (a *app) audit(ctx context.Context, cfgPath string, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	_, st, err := a.openStore(ctx, cfgPath)
+	_, st, err := a.openReader(ctx, cfgPath)
 	if err != nil {
 		return err
 	}
@@ -320,7 +342,7 @@ func (a *app) usage(ctx context.Context, cfgPath string, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	_, st, err := a.openStore(ctx, cfgPath)
+	_, st, err := a.openReader(ctx, cfgPath)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ var (
 
 // Exit codes: 78 (EX_CONFIG) tells supervisors that restarting will not
 // help until the configuration is fixed (a bad config, a rejected bot
-// token, a database from a newer version).
+// token, a database from a newer version, a damaged or read-only database).
 const (
 	exitOK     = 0
 	exitFail   = 1
@@ -65,8 +65,9 @@ func exitCode(err error, stderr io.Writer) int {
 	var cfgErr *config.Error
 	var usage usageError
 	var schema *memory.SchemaError
+	var storage *storageError
 	switch {
-	case errors.As(err, &cfgErr):
+	case errors.As(err, &cfgErr), errors.As(err, &storage):
 		return exitConfig
 	case errors.As(err, &schema) && schema.Newer():
 		// An older binary on a newer database: restarting cannot help.

@@ -50,6 +50,8 @@ type runtime struct {
 	notify   func(ctx context.Context, session, text string)
 	backups  *backup.Schedule // nil when storage.backup is off, and outside the gateway
 	pro      *proactive       // the gateway's background work; nil elsewhere
+
+	health dbHealth // the database's last quick_check
 }
 
 // newRuntime opens the store and builds the loop. metrics may be nil; abi
@@ -60,7 +62,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	}
 	store, err := memory.Open(ctx, cfg.Storage.Path)
 	if err != nil {
-		return nil, fmt.Errorf("open storage: %w", err)
+		return nil, storageProblem(cfg, err)
 	}
 	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg, boxes: &sandboxes{abi: abi}, now: now}
 	r.prompts = newPromptSource(cfg)
@@ -506,6 +508,9 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	}
 	if line := r.backupLine(); line != "" {
 		s += "\n" + line
+	}
+	if err := r.health.problem(); err != nil {
+		s += "\nDatabase: DAMAGED: " + storageProblem(cfg, err).Error()
 	}
 	if pro := r.proactive(); pro != nil {
 		s += "\n" + pro.status(ctx)

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/memory/backup"
+)
+
+// storageError is a database the daemon cannot run on as it is (damaged,
+// not writable, or missing where a replica holds it): restarting cannot
+// help, so it exits 78 with what to do.
+type storageError struct {
+	msg string
+	err error
+}
+
+func (e *storageError) Error() string { return e.msg }
+func (e *storageError) Unwrap() error { return e.err }
+
+// storageProblem explains an error opening the configured database: a
+// damaged file names itself and the backup to restore, a read-only one
+// says what still works. Other errors keep their text.
+func storageProblem(cfg *config.Config, err error) error {
+	var damaged *memory.DamagedError
+	var readOnly *memory.ReadOnlyError
+	switch {
+	case errors.As(err, &damaged):
+		return &storageError{msg: fmt.Sprintf("%s. Restarting will not help. %s", damaged, restoreAdvice(cfg)), err: err}
+	case errors.As(err, &readOnly):
+		return &storageError{msg: fmt.Sprintf("%s. The gateway and the commands that write (memory edit and import, cron add and remove, restore) need the data directory writable: "+
+			"fix its owner or mount it read-write. Reading commands (status, memory show, memory history, audit, usage, cron list) work as they are.", readOnly), err: err}
+	}
+	return fmt.Errorf("open storage: %w", err)
+}
+
+// restoreAdvice says how to get the database back: the newest backup of
+// storage.backup when there is one.
+func restoreAdvice(cfg *config.Config) string {
+	const how = "With the gateway stopped, restore the newest backup: nanobot restore "
+	kept := " (the damaged file is kept beside the database as nanobot.db.before-restore-TIME). A Litestream replica: see deploy/README.md."
+	if bc, ok := backupConfig(cfg); ok {
+		if s, err := backup.New(bc, nil, nil); err == nil {
+			if st := s.Status(); st.LastPath != "" {
+				return how + st.LastPath + fmt.Sprintf(" (taken %s)", st.LastSuccess.UTC().Format("2006-01-02 15:04 UTC")) + kept
+			}
+		}
+		return "There is no backup in storage.backup.dir (" + bc.Dir + ") yet. With the gateway stopped, restore one you have: nanobot restore FILE" + kept
+	}
+	return how + "FILE (storage.backup is off, so nanobot has taken none)" + kept
+}
+
+// emptyStart refuses to start on a database that does not exist yet when
+// Litestream has replicated it: the replica holds the real one, and an
+// empty database started now would both hide it and make `litestream
+// restore` refuse ("output path already exists").
+func emptyStart(cfg *config.Config, allowed bool) error {
+	path := cfg.Storage.Path
+	ls := memory.LitestreamDir(path)
+	if allowed || cfg.Storage.AllowEmptyStart || ls == "" || !memory.Fresh(path) {
+		return nil
+	}
+	return &storageError{msg: fmt.Sprintf("%s does not exist, but Litestream has replicated it (its state is in %s): restore the replica first "+
+		"(compose: docker compose --profile litestream run --rm --no-deps litestream restore -if-replica-exists %s; see deploy/README.md), "+
+		"or start with an empty database on purpose with --allow-empty-start or storage.allow_empty_start: true", path, ls, path)}
+}
+
+// dbHealth is what the gateway knows of its database's soundness: the
+// result of the last PRAGMA quick_check, run at start and after a failed
+// backup. Damage is reported in /readyz, /status and the metrics, and told
+// to the owner once.
+type dbHealth struct {
+	mu      sync.Mutex
+	damaged error // the last check's finding; nil when sound
+	told    bool
+}
+
+func (h *dbHealth) set(err error) (first bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.damaged = err
+	first = err != nil && !h.told
+	if first {
+		h.told = true
+	}
+	return first
+}
+
+func (h *dbHealth) problem() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.damaged
+}
+
+// checkDatabase runs PRAGMA quick_check on the gateway's database and
+// records its finding. A damaged database is reported where the owner
+// looks, and once on Telegram.
+func (r *runtime) checkDatabase(ctx context.Context) error {
+	start := time.Now()
+	err := r.store.QuickCheck(ctx)
+	dur := time.Since(start)
+	var damaged *memory.DamagedError
+	if err != nil && !errors.As(err, &damaged) {
+		r.logger.Warn("database check did not run", "err", err, "dur", dur)
+		return nil
+	}
+	r.metrics.DatabaseDamaged(err != nil)
+	first := r.health.set(err)
+	if err == nil {
+		r.logger.Info("database checked", "result", "ok", "dur", dur)
+		return nil
+	}
+	msg := storageProblem(r.config(), err).Error()
+	r.logger.Error("database damaged", "err", msg, "dur", dur)
+	if owner := r.config().Owner(); first && owner != "" {
+		r.notifyChat(ctx, "telegram:"+owner, "The database is damaged: "+msg)
+	}
+	return err
+}
