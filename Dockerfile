@@ -12,12 +12,18 @@
 # the `exec` tool gets. For no shell at all (exec then cannot run commands):
 #   --target slim --build-arg SLIM_IMAGE=gcr.io/distroless/base-debian12:nonroot
 #
-# Both run as uid/gid 65532 (distroless "nonroot") with a read-only root in
-# the manifests, keep everything on the /data volume and share the health
-# check. Both are Debian 12 (bookworm), as the build stage is: the cgo binary
+# Both run as uid/gid 18790 (the admin port's number), a user of nanobot's
+# own: the kernel counts RLIMIT_NPROC per uid, so sharing the distroless
+# "nonroot" user (65532) with another container lets its processes use up
+# the commands' limit. Override with --build-arg NANOBOT_UID=... --build-arg
+# NANOBOT_GID=... (and the user of the manifests). Both have a read-only
+# root in the manifests, keep everything on the /data volume and share the
+# health check. Both are Debian 12 (bookworm), as the build stage is: the cgo binary
 # needs the same glibc.
 ARG SLIM_IMAGE=gcr.io/distroless/base-debian12:debug-nonroot
 ARG FULL_IMAGE=debian:bookworm-slim
+ARG NANOBOT_UID=18790
+ARG NANOBOT_GID=18790
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -36,9 +42,11 @@ RUN go build -trimpath -tags sqlite_fts5 -ldflags="-s -w -X main.version=${VERSI
 RUN mkdir -p /out/data
 
 FROM ${SLIM_IMAGE} AS slim
+ARG NANOBOT_UID
+ARG NANOBOT_GID
 COPY --from=build /out/nanobot /usr/local/bin/nanobot
-COPY --from=build --chown=65532:65532 /out/data /data
-USER 65532:65532
+COPY --from=build --chown=${NANOBOT_UID}:${NANOBOT_GID} /out/data /data
+USER ${NANOBOT_UID}:${NANOBOT_GID}
 WORKDIR /data
 # config.yaml, the SQLite database and the workspace all live on this volume.
 # Inside a container, set gateway.listen to 0.0.0.0:18790 so the host can
@@ -52,15 +60,17 @@ ENTRYPOINT ["nanobot"]
 CMD ["gateway"]
 
 FROM ${FULL_IMAGE} AS full
+ARG NANOBOT_UID
+ARG NANOBOT_GID
 # tools: the packages the assistant's exec tool can use; deploy_test.go checks the list.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git curl python3 jq ripgrep sqlite3 ca-certificates tzdata \
  && rm -rf /var/lib/apt/lists/* \
- && groupadd --gid 65532 nonroot \
- && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin nonroot
+ && groupadd --gid ${NANOBOT_GID} nanobot \
+ && useradd --uid ${NANOBOT_UID} --gid ${NANOBOT_GID} --no-create-home --home-dir /tmp --shell /usr/sbin/nologin nanobot
 COPY --from=build /out/nanobot /usr/local/bin/nanobot
-COPY --from=build --chown=65532:65532 /out/data /data
-USER 65532:65532
+COPY --from=build --chown=${NANOBOT_UID}:${NANOBOT_GID} /out/data /data
+USER ${NANOBOT_UID}:${NANOBOT_GID}
 WORKDIR /data
 # The root file system is read-only in the manifests: tools that write to
 # $HOME (git config, pip caches, shell history) use the /tmp tmpfs, and

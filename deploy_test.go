@@ -31,7 +31,7 @@ import (
 
 const (
 	adminPort    = "18790" // the port of gateway.listen's default
-	runtimeUID   = "65532" // distroless "nonroot"
+	runtimeUID   = "18790" // and gid: nanobot's own (not distroless "nonroot", 65532, which other images share)
 	dataDir      = "/data" // the container volume
 	exitConfig   = "78"    // EX_CONFIG: invalid configuration, never restarted
 	dockerConfig = "/data/config.yaml"
@@ -257,9 +257,10 @@ func TestDockerignore(t *testing.T) {
 
 type composeService struct {
 	Build struct {
-		Context    string `yaml:"context"`
-		Dockerfile string `yaml:"dockerfile"`
-		Target     string `yaml:"target"`
+		Context    string            `yaml:"context"`
+		Dockerfile string            `yaml:"dockerfile"`
+		Target     string            `yaml:"target"`
+		Args       map[string]string `yaml:"args"`
 	} `yaml:"build"`
 	Image       string            `yaml:"image"`
 	Profiles    []string          `yaml:"profiles"`
@@ -498,6 +499,8 @@ type k8sDeployment struct {
 			SecurityContext               struct {
 				RunAsNonRoot bool `yaml:"runAsNonRoot"`
 				RunAsUser    int  `yaml:"runAsUser"`
+				RunAsGroup   int  `yaml:"runAsGroup"`
+				FSGroup      int  `yaml:"fsGroup"`
 			} `yaml:"securityContext"`
 			InitContainers []k8sContainer `yaml:"initContainers"`
 			Containers     []k8sContainer `yaml:"containers"`
@@ -566,8 +569,9 @@ func TestKubernetes(t *testing.T) {
 	if got := time.Duration(pod.TerminationGracePeriodSeconds) * time.Second; got <= shutdownTimeout(t) {
 		t.Errorf("terminationGracePeriodSeconds %v, want longer than agent.shutdown_timeout %v", got, shutdownTimeout(t))
 	}
-	if !pod.SecurityContext.RunAsNonRoot || strconv.Itoa(pod.SecurityContext.RunAsUser) != runtimeUID {
-		t.Errorf("pod securityContext %+v, want runAsNonRoot and runAsUser %s", pod.SecurityContext, runtimeUID)
+	if sc := pod.SecurityContext; !sc.RunAsNonRoot || strconv.Itoa(sc.RunAsUser) != runtimeUID ||
+		strconv.Itoa(sc.RunAsGroup) != runtimeUID || strconv.Itoa(sc.FSGroup) != runtimeUID {
+		t.Errorf("pod securityContext %+v, want runAsNonRoot and runAsUser, runAsGroup and fsGroup %s", sc, runtimeUID)
 	}
 	cp := container(pod.Containers, "nanobot")
 	if cp == nil {
