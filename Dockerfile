@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 #
 # nanobot container images: one build stage, two runtime targets.
-#   docker build --target full --build-arg VERSION=$(git describe --tags --always) -t nanobot .
-#   docker build --target slim --build-arg VERSION=$(git describe --tags --always) -t nanobot:slim .
+#   docker build --target full --build-arg VERSION=$(git describe --tags --always) --build-arg VCS_REF=$(git rev-parse HEAD) -t nanobot .
+#   docker build --target slim --build-arg VERSION=$(git describe --tags --always) --build-arg VCS_REF=$(git rev-parse HEAD) -t nanobot:slim .
 #
 # full (the default: the last stage) is Debian slim with the tools owners ask
 # the assistant to use: git, curl, python3, jq, ripgrep, sqlite3, plus
@@ -35,8 +35,11 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
+# The commit `nanobot version` prints: .dockerignore keeps .git out of the
+# context, so the Go toolchain records no VCS information here.
+ARG VCS_REF=
 # build-flags: keep identical to the `go build` line in .ci/run (deploy_test.go checks it).
-RUN go build -trimpath -tags sqlite_fts5 -ldflags="-s -w -X main.version=${VERSION}" -o /out/nanobot ./cmd/nanobot
+RUN go build -trimpath -tags sqlite_fts5 -ldflags="-s -w -X main.commit=${VCS_REF} -X main.version=${VERSION}" -o /out/nanobot ./cmd/nanobot
 # An empty data directory, copied below owned by the runtime user, so a fresh
 # named volume on /data is writable (distroless has no shell to chown with).
 RUN mkdir -p /out/data
