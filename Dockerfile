@@ -4,6 +4,9 @@
 #   docker build --target full --build-arg VERSION=$(git describe --tags --always) --build-arg VCS_REF=$(git rev-parse HEAD) -t nanobot .
 #   docker build --target slim --build-arg VERSION=$(git describe --tags --always) --build-arg VCS_REF=$(git rev-parse HEAD) -t nanobot:slim .
 #
+# With Podman add --format docker: its default, OCI, has no HEALTHCHECK and
+# drops it.
+#
 # full (the default: the last stage) is Debian slim with the tools owners ask
 # the assistant to use: git, curl, python3, jq, ripgrep, sqlite3, plus
 # ca-certificates and tzdata.
@@ -75,9 +78,11 @@ COPY --from=build /out/nanobot /usr/local/bin/nanobot
 COPY --from=build --chown=${NANOBOT_UID}:${NANOBOT_GID} /out/data /data
 USER ${NANOBOT_UID}:${NANOBOT_GID}
 WORKDIR /data
-# The root file system is read-only in the manifests: tools that write to
-# $HOME (git config, pip caches, shell history) use the /tmp tmpfs, and
-# Python writes no bytecode next to the system's modules.
+# The root file system is read-only in the manifests: the daemon's $HOME
+# is the /tmp tmpfs, and Python writes no bytecode next to the system's
+# modules. Under Landlock the exec tool's commands get the sandbox's own
+# HOME and TMPDIR instead (/data/sandbox/home and /data/sandbox/tmp); /tmp
+# is theirs only without Landlock.
 ENV HOME=/tmp PYTHONDONTWRITEBYTECODE=1
 VOLUME ["/data"]
 ENV NANOBOT_CONFIG=/data/config.yaml
