@@ -229,3 +229,27 @@ func TestRunFlags(t *testing.T) {
 		t.Error("runFlags of a flag without its value: no error")
 	}
 }
+
+// Podman builds OCI images unless told otherwise, and the OCI format has no
+// HEALTHCHECK: every podman build the documentation shows asks for the
+// Docker format, and the documentation says why.
+func TestPodmanKeepsHealthcheck(t *testing.T) {
+	shown := 0
+	for _, doc := range []string{"Dockerfile", "deploy/README.md", "README.md"} {
+		for _, l := range strings.Split(readFile(t, doc), "\n") {
+			if !strings.Contains(l, "podman build") {
+				continue
+			}
+			shown++
+			if !strings.Contains(l, "--format docker") {
+				t.Errorf("%s: %q builds without --format docker, which drops the HEALTHCHECK", doc, strings.TrimSpace(l))
+			}
+		}
+	}
+	if shown == 0 {
+		t.Error("no podman build line in the documentation: show one with --format docker")
+	}
+	if !strings.Contains(readFile(t, "Dockerfile"), "--format docker") {
+		t.Error("Dockerfile: its header does not say that Podman needs --format docker to keep the HEALTHCHECK")
+	}
+}
