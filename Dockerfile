@@ -12,7 +12,8 @@
 # ca-certificates and tzdata.
 # slim is distroless base (glibc, ca-certificates, tzdata) in its debug
 # variant, whose busybox (/busybox: sh, ls, grep, wget, ...) is the only shell
-# the `exec` tool gets. For no shell at all (exec then cannot run commands):
+# the `exec` tool gets. For no shell at all (exec then cannot run commands,
+# and `nanobot status` says so):
 #   --target slim --build-arg SLIM_IMAGE=gcr.io/distroless/base-debian12:nonroot
 #
 # Both run as uid/gid 18790 (the admin port's number), a user of nanobot's
