@@ -24,12 +24,17 @@
 # root in the manifests, keep everything on the /data volume and share the
 # health check. Both are Debian 12 (bookworm), as the build stage is: the cgo binary
 # needs the same glibc.
+# The base images are named by tag. Pin them by digest where the build must
+# be reproducible: --build-arg FULL_IMAGE=debian:bookworm-slim@sha256:...
+# (`docker buildx imagetools inspect debian:bookworm-slim` prints it), and
+# likewise BUILD_IMAGE and SLIM_IMAGE.
+ARG BUILD_IMAGE=golang:1.26-bookworm
 ARG SLIM_IMAGE=gcr.io/distroless/base-debian12:debug-nonroot
 ARG FULL_IMAGE=debian:bookworm-slim
 ARG NANOBOT_UID=18790
 ARG NANOBOT_GID=18790
 
-FROM golang:1.26-bookworm AS build
+FROM ${BUILD_IMAGE} AS build
 WORKDIR /src
 # -Os for SQLite's C code: 0.4 MB smaller and twice as fast to compile; the
 # daemon's SQLite work is bound by fsync, not by the CPU.
