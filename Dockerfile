@@ -22,8 +22,9 @@
 # the commands' limit. Override with --build-arg NANOBOT_UID=... --build-arg
 # NANOBOT_GID=... (and the user of the manifests). Both have a read-only
 # root in the manifests, keep everything on the /data volume and share the
-# health check. Both are Debian 12 (bookworm), as the build stage is: the cgo binary
-# needs the same glibc.
+# health check. Both are Debian 12 (bookworm), as the build stage is: the
+# cgo binary needs the same glibc.
+#
 # The base images are named by tag. Pin them by digest where the build must
 # be reproducible: --build-arg FULL_IMAGE=debian:bookworm-slim@sha256:...
 # (`docker buildx imagetools inspect debian:bookworm-slim` prints it), and
