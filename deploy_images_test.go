@@ -7,6 +7,8 @@ package nanobot_test
 
 import (
 	"maps"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +49,36 @@ func stageImage(named map[string][]instruction, stage string) string {
 		}
 	}
 	return image
+}
+
+// stageArgs are the build args a stage sees, with their defaults: a global
+// ARG's default, unless the stage's own ARG sets another.
+func stageArgs(named map[string][]instruction, stage string) map[string]string {
+	global := map[string]string{}
+	for _, a := range find(named[""], "ARG") {
+		k, v, _ := strings.Cut(a, "=")
+		global[k] = v
+	}
+	args := map[string]string{}
+	for _, a := range find(named[stage], "ARG") {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			v = global[k]
+		}
+		args[k] = v
+	}
+	return args
+}
+
+// expandArgs substitutes the stage's build args ($NAME, ${NAME}) in each of
+// ss, as the builder does with their defaults.
+func expandArgs(named map[string][]instruction, stage string, ss []string) []string {
+	args := stageArgs(named, stage)
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = os.Expand(s, func(k string) string { return args[k] })
+	}
+	return out
 }
 
 // aptPackages are the packages of the `apt-get install` in a RUN line.
@@ -98,11 +130,11 @@ func TestDockerfile(t *testing.T) {
 	if img := stageImage(named, "slim"); !strings.HasPrefix(img, "gcr.io/distroless/base-debian12:") || !strings.Contains(img, "nonroot") {
 		t.Errorf("slim image %q, want distroless base-debian12 (glibc), nonroot", img)
 	}
-	if img := stageImage(named, "full"); img != "debian:bookworm-slim" {
+	if img, _, _ := strings.Cut(stageImage(named, "full"), "@sha256:"); img != "debian:bookworm-slim" {
 		t.Errorf("full image %q, want debian:bookworm-slim", img)
 	}
 	for _, target := range []string{"slim", "full"} {
-		checkRuntimeStage(t, target, named[target])
+		checkRuntimeStage(t, target, named, named[target])
 	}
 	for _, cmd := range []string{"HEALTHCHECK", "ENTRYPOINT", "CMD", "VOLUME", "USER", "WORKDIR", "EXPOSE", "COPY"} {
 		if a, b := find(slim, cmd), find(full, cmd); !slices.Equal(a, b) {
@@ -112,7 +144,7 @@ func TestDockerfile(t *testing.T) {
 
 	// full: the promised tools, installed lean, and the runtime user the
 	// distroless image has built in.
-	run := strings.Join(find(full, "RUN"), " && ")
+	run := strings.Join(expandArgs(named, "full", find(full, "RUN")), " && ")
 	pkgs := aptPackages(run)
 	for _, tool := range fullTools {
 		if !slices.Contains(pkgs, tool) {
@@ -141,8 +173,12 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
-func checkRuntimeStage(t *testing.T, target string, st []instruction) {
+func checkRuntimeStage(t *testing.T, target string, named map[string][]instruction, st []instruction) {
 	t.Helper()
+	// The user comes from build args, so a build can choose another.
+	if user := find(st, "USER"); !slices.Equal(user, []string{"${" + uidArg + "}:${" + gidArg + "}"}) {
+		t.Errorf("%s: USER %q, want ${%s}:${%s} (overridable with --build-arg)", target, user, uidArg, gidArg)
+	}
 	checks := []struct {
 		cmd, want string
 	}{
@@ -155,8 +191,8 @@ func checkRuntimeStage(t *testing.T, target string, st []instruction) {
 		{"COPY", "--from=build --chown=" + runtimeUID + ":" + runtimeUID + " /out/data " + dataDir},
 	}
 	for _, c := range checks {
-		if !slices.Contains(find(st, c.cmd), c.want) {
-			t.Errorf("%s: no %s %s (have %q)", target, c.cmd, c.want, find(st, c.cmd))
+		if have := expandArgs(named, target, find(st, c.cmd)); !slices.Contains(have, c.want) {
+			t.Errorf("%s: no %s %s (have %q)", target, c.cmd, c.want, have)
 		}
 	}
 	if ep := find(st, "ENTRYPOINT"); len(ep) != 1 || !slices.Equal(jsonArray(t, "ENTRYPOINT", ep[0]), []string{"nanobot"}) {
@@ -186,5 +222,47 @@ func TestAptPackages(t *testing.T) {
 	got := aptPackages("apt-get update && apt-get install -y --no-install-recommends git curl && rm -rf x")
 	if !slices.Equal(got, []string{"git", "curl"}) {
 		t.Errorf("aptPackages = %q", got)
+	}
+}
+
+// The build args that choose the images' user.
+const (
+	uidArg = "NANOBOT_UID"
+	gidArg = "NANOBOT_GID"
+)
+
+// idMention finds a uid or gid the prose or a comment states: "uid 18790",
+// "uid/gid 18790", "chown -R 18790:18790", "runs as 18790".
+var idMention = regexp.MustCompile(`\b(?:uid(?:/gid)?|gid|chown -R|runs as) (\d+)(?::(\d+))?`)
+
+// The images' user is one uid/gid everywhere: the Dockerfile's build args,
+// compose (service user and build args, Litestream too, which shares the
+// volume), the manifest and the documentation.
+func TestRuntimeUserAgrees(t *testing.T) {
+	named := dockerStages(t)
+	for _, stage := range []string{"slim", "full"} {
+		args := stageArgs(named, stage)
+		if args[uidArg] != runtimeUID || args[gidArg] != runtimeUID {
+			t.Errorf("Dockerfile %s: ARG %s=%q %s=%q, want both %s", stage, uidArg, args[uidArg], gidArg, args[gidArg], runtimeUID)
+		}
+	}
+	services := composeServices(t)
+	for _, name := range []string{"nanobot", "litestream"} {
+		if u := services[name].User; u != runtimeUID+":"+runtimeUID {
+			t.Errorf("compose %s: user %q, want %s:%s", name, u, runtimeUID, runtimeUID)
+		}
+	}
+	if a := services["nanobot"].Build.Args; a[uidArg] != runtimeUID || a[gidArg] != runtimeUID {
+		t.Errorf("compose build args %s=%q %s=%q, want both %s like user:", uidArg, a[uidArg], gidArg, a[gidArg], runtimeUID)
+	}
+	for _, f := range []string{"Dockerfile", "deploy/README.md", "deploy/docker-compose.yml", "deploy/kubernetes.yaml"} {
+		for _, m := range idMention.FindAllStringSubmatch(readFile(t, f), -1) {
+			if m[1] != runtimeUID || m[2] != "" && m[2] != runtimeUID {
+				t.Errorf("%s: %q, but the images run as %s:%s", f, m[0], runtimeUID, runtimeUID)
+			}
+		}
+	}
+	if runtimeUID == "65532" {
+		t.Error("the images run as 65532, distroless \"nonroot\": shared with other containers, whose processes count against RLIMIT_NPROC")
 	}
 }

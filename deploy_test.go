@@ -31,7 +31,7 @@ import (
 
 const (
 	adminPort    = "18790" // the port of gateway.listen's default
-	runtimeUID   = "65532" // distroless "nonroot"
+	runtimeUID   = "18790" // and gid: nanobot's own (not distroless "nonroot", 65532, which other images share)
 	dataDir      = "/data" // the container volume
 	exitConfig   = "78"    // EX_CONFIG: invalid configuration, never restarted
 	dockerConfig = "/data/config.yaml"
@@ -139,12 +139,28 @@ func splitWords(s string) []string {
 	return words
 }
 
-// versionStamp matches the version stamp to the end of the -ldflags value
-// (it is the last -X), whatever expression yields the version.
-var versionStamp = regexp.MustCompile(`-X main\.version=.*$`)
+// stampedVars are the variables of package main the builds stamp with
+// -ldflags -X; their values differ between builds (a tag, a commit, "ci").
+var stampedVars = []string{"commit", "version"}
+
+// canonicalStamps replaces the value of each stamped variable in an
+// -ldflags value by the variable's name in capitals, whatever expression
+// yields it (values such as $(git describe --tags) contain spaces: a value
+// ends at the next -X).
+func canonicalStamps(ldflags string) string {
+	parts := strings.Split(ldflags, " -X ")
+	for i, p := range parts[1:] {
+		for _, v := range stampedVars {
+			if strings.HasPrefix(p, "main."+v+"=") {
+				parts[i+1] = "main." + v + "=" + strings.ToUpper(v)
+			}
+		}
+	}
+	return strings.Join(parts, " -X ")
+}
 
 // buildFlags extracts the flags of the `go build` in line, in a canonical
-// form: "-flag=value", and whatever value stamps main.version.
+// form: "-flag=value", and whatever values stamp main.version and main.commit.
 func buildFlags(line string) ([]string, bool) {
 	_, rest, ok := strings.Cut(line, "go build ")
 	if !ok {
@@ -162,7 +178,10 @@ func buildFlags(line string) ([]string, bool) {
 			w += "=" + words[i+1]
 			i++
 		}
-		flags = append(flags, versionStamp.ReplaceAllString(w, "-X main.version=VERSION"))
+		if v, ok := strings.CutPrefix(w, "-ldflags="); ok {
+			w = "-ldflags=" + canonicalStamps(v)
+		}
+		flags = append(flags, w)
 	}
 	return flags, true
 }
@@ -191,10 +210,23 @@ func TestDockerfileBuildFlagsMatchCI(t *testing.T) {
 	if !ok || !strings.HasPrefix(line, "RUN go build ") || !strings.HasSuffix(line, " ./cmd/nanobot") {
 		t.Fatalf("Dockerfile build line = %q, want RUN go build ... ./cmd/nanobot", line)
 	}
-	for _, f := range []string{"-trimpath", "-tags=sqlite_fts5", "-ldflags=-s -w -X main.version=VERSION"} {
+	for _, f := range []string{"-trimpath", "-tags=sqlite_fts5", "-ldflags=-s -w -X main.commit=COMMIT -X main.version=VERSION"} {
 		if !slices.Contains(want, f) {
 			t.Errorf("Dockerfile build flags %q lack %q", want, f)
 		}
+	}
+	// The stamps come from the build args, which the build stage declares.
+	build := dockerStages(t)["build"]
+	for arg, stamp := range map[string]string{"VERSION": "-X main.version=${VERSION}", "VCS_REF": "-X main.commit=${VCS_REF}"} {
+		if !strings.Contains(line, stamp) {
+			t.Errorf("Dockerfile build line %q lacks %q", line, stamp)
+		}
+		if !slices.ContainsFunc(find(build, "ARG"), func(a string) bool { return a == arg || strings.HasPrefix(a, arg+"=") }) {
+			t.Errorf("Dockerfile build stage declares no ARG %s, which the build line stamps", arg)
+		}
+	}
+	if arg := composeServices(t)["nanobot"].Build.Args["VCS_REF"]; !strings.Contains(arg, "${") {
+		t.Errorf("compose build arg VCS_REF = %q, want it from the environment (the commit to stamp)", arg)
 	}
 
 	ci, err := os.ReadFile(filepath.Join(".ci", "run"))
@@ -235,6 +267,10 @@ func TestBuildFlagsCanonical(t *testing.T) {
 		{`CGO_ENABLED=1 go build -trimpath -tags=sqlite_fts5 -ldflags '-s -w -X main.version=$(git describe)' -o bin/nanobot ./cmd/nanobot`,
 			"-trimpath|-tags=sqlite_fts5|-ldflags=-s -w -X main.version=VERSION"},
 		{`go build --trimpath ./cmd/nanobot`, "-trimpath"},
+		{`go build -ldflags="-s -w -X main.commit=$(git rev-parse HEAD) -X main.version=$(git describe --tags --always)" ./cmd/nanobot`,
+			"-ldflags=-s -w -X main.commit=COMMIT -X main.version=VERSION"},
+		{`go build -ldflags="-s -w -X main.commit=${VCS_REF} -X main.version=${VERSION}" ./cmd/nanobot`,
+			"-ldflags=-s -w -X main.commit=COMMIT -X main.version=VERSION"},
 	}
 	for _, tt := range tests {
 		got, ok := buildFlags(tt.line)
@@ -257,9 +293,10 @@ func TestDockerignore(t *testing.T) {
 
 type composeService struct {
 	Build struct {
-		Context    string `yaml:"context"`
-		Dockerfile string `yaml:"dockerfile"`
-		Target     string `yaml:"target"`
+		Context    string            `yaml:"context"`
+		Dockerfile string            `yaml:"dockerfile"`
+		Target     string            `yaml:"target"`
+		Args       map[string]string `yaml:"args"`
 	} `yaml:"build"`
 	Image       string            `yaml:"image"`
 	Profiles    []string          `yaml:"profiles"`
@@ -498,6 +535,8 @@ type k8sDeployment struct {
 			SecurityContext               struct {
 				RunAsNonRoot bool `yaml:"runAsNonRoot"`
 				RunAsUser    int  `yaml:"runAsUser"`
+				RunAsGroup   int  `yaml:"runAsGroup"`
+				FSGroup      int  `yaml:"fsGroup"`
 			} `yaml:"securityContext"`
 			InitContainers []k8sContainer `yaml:"initContainers"`
 			Containers     []k8sContainer `yaml:"containers"`
@@ -566,8 +605,9 @@ func TestKubernetes(t *testing.T) {
 	if got := time.Duration(pod.TerminationGracePeriodSeconds) * time.Second; got <= shutdownTimeout(t) {
 		t.Errorf("terminationGracePeriodSeconds %v, want longer than agent.shutdown_timeout %v", got, shutdownTimeout(t))
 	}
-	if !pod.SecurityContext.RunAsNonRoot || strconv.Itoa(pod.SecurityContext.RunAsUser) != runtimeUID {
-		t.Errorf("pod securityContext %+v, want runAsNonRoot and runAsUser %s", pod.SecurityContext, runtimeUID)
+	if sc := pod.SecurityContext; !sc.RunAsNonRoot || strconv.Itoa(sc.RunAsUser) != runtimeUID ||
+		strconv.Itoa(sc.RunAsGroup) != runtimeUID || strconv.Itoa(sc.FSGroup) != runtimeUID {
+		t.Errorf("pod securityContext %+v, want runAsNonRoot and runAsUser, runAsGroup and fsGroup %s", sc, runtimeUID)
 	}
 	cp := container(pod.Containers, "nanobot")
 	if cp == nil {
@@ -785,6 +825,7 @@ func TestCLIMatchesDeployment(t *testing.T) {
 	fset := token.NewFileSet()
 	var (
 		hasVersion, hasHealth, hasExitConfig bool
+		hasCommit, versionReadsCommit        bool
 		parsed                               int
 	)
 	for _, f := range files {
@@ -802,7 +843,19 @@ func TestCLIMatchesDeployment(t *testing.T) {
 				for _, spec := range g.Specs {
 					hasVersion = hasVersion || slices.ContainsFunc(spec.(*ast.ValueSpec).Names,
 						func(id *ast.Ident) bool { return id.Name == "version" })
+					hasCommit = hasCommit || slices.ContainsFunc(spec.(*ast.ValueSpec).Names,
+						func(id *ast.Ident) bool { return id.Name == "commit" })
 				}
+			}
+		}
+		// `nanobot version` prints the stamped commit.
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "printVersion" {
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					id, ok := n.(*ast.Ident)
+					versionReadsCommit = versionReadsCommit || ok && id.Name == "commit"
+					return true
+				})
 			}
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
@@ -818,6 +871,9 @@ func TestCLIMatchesDeployment(t *testing.T) {
 	}
 	if !hasVersion {
 		t.Error("cmd/nanobot: no `version` variable for -ldflags -X main.version")
+	}
+	if !hasCommit || !versionReadsCommit {
+		t.Errorf("cmd/nanobot: a package-level `commit` variable %v, read by printVersion %v: the image stamps -X main.commit", hasCommit, versionReadsCommit)
 	}
 	if !hasHealth {
 		t.Error(`cmd/nanobot: no "health" subcommand, which the health checks run`)

@@ -6,6 +6,7 @@ package admin
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -56,6 +57,11 @@ type Metrics struct {
 
 	mu     sync.Mutex
 	values map[string]map[string]bool // by metric and label name: the values seen
+
+	procIO       func() error // whether the process I/O counters can be read
+	procIOWarn   sync.Once
+	procStatWarn sync.Once
+	start        int64 // Unix seconds: process_start_time_seconds
 }
 
 // modelBuckets span a quick local model (a fraction of a second) to a slow
@@ -69,7 +75,7 @@ func NewMetrics() *Metrics {
 	// # HELP and # TYPE lines, as Prometheus clients write them. The
 	// library keeps this switch process-wide; every set here wants it.
 	metrics.ExposeMetadata(true)
-	m := &Metrics{set: metrics.NewSet(), values: map[string]map[string]bool{}}
+	m := &Metrics{set: metrics.NewSet(), values: map[string]map[string]bool{}, procIO: readProcIO, start: time.Now().Unix()}
 	m.modelDuration = m.set.NewPrometheusHistogramExt("nanobot_model_call_duration_seconds", modelBuckets)
 	for _, o := range []string{TurnAnswered, TurnFailed, TurnStopped, TurnBudget} {
 		m.counter("nanobot_turns_total", "outcome", o)
@@ -148,18 +154,27 @@ func series(name string, labels ...string) string {
 // Handler serves the metrics in the Prometheus exposition format, with the
 // Go runtime and process metrics.
 func (m *Metrics) Handler() http.Handler {
+	return m.handler(nil)
+}
+
+// handler is Handler, saying through logger (nil: nowhere) what it cannot
+// serve.
+func (m *Metrics) handler(logger *slog.Logger) http.Handler {
 	if m == nil {
 		return http.NotFoundHandler()
 	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		m.write(w)
+		m.write(w, logger)
 	})
 }
 
-func (m *Metrics) write(w io.Writer) {
+func (m *Metrics) write(w io.Writer, logger *slog.Logger) {
 	m.set.WritePrometheus(w)
-	metrics.WriteProcessMetrics(w)
+	m.writeProcess(w, logger)
 }
 
 // InboundMessage counts a message received on channel ("telegram", "cli").

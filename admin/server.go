@@ -44,7 +44,7 @@ func NewServer(addr string, m *Metrics, ready func(context.Context) error, logge
 	})
 	mux.HandleFunc("GET /readyz", s.readyz(ready))
 	if m != nil {
-		mux.Handle("GET /metrics", m.Handler())
+		mux.Handle("GET /metrics", m.handler(logger))
 	}
 	s.srv = &http.Server{
 		Handler:           mux,

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/safety"
 	"github.com/nanobot-go/nanobot/safety/sandbox"
@@ -402,6 +404,22 @@ func fmtDuration(d time.Duration) string {
 
 // Shell is the shell commands run with.
 func Shell() string { return shell() }
+
+// CheckShell says why path cannot run commands: it is missing, not a
+// file, or not executable by this process (an image without a shell).
+func CheckShell(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("shell: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("shell %s is not a file", path)
+	}
+	if err := unix.Access(path, unix.X_OK); err != nil {
+		return fmt.Errorf("shell %s is not executable: %w", path, err)
+	}
+	return nil
+}
 
 // shell is /bin/sh, or the first sh on PATH where there is none (the
 // distroless debug image keeps busybox's sh in /busybox).

@@ -140,6 +140,9 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	for _, l := range sandboxLines(cfg, a.landlockABI()) {
 		fmt.Fprintln(w, l)
 	}
+	if p := shellProblem(cfg, tools.Shell()); p != "" {
+		problems = append(problems, p)
+	}
 	if _, err := os.Stat(cfg.Storage.Path); err == nil {
 		fmt.Fprintf(w, "gateway\t%s\n", gatewayState(cfg.Storage.Path))
 		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {

@@ -140,6 +140,18 @@ func (r *runtime) readyDetails() []string {
 	return nil
 }
 
+// shellProblem is what `nanobot status` lists as missing when the exec tool
+// is on and its shell cannot run (an image without one), or "".
+func shellProblem(cfg *config.Config, shell string) string {
+	if !cfg.Tools.Exec.Enabled {
+		return ""
+	}
+	if err := tools.CheckShell(shell); err != nil {
+		return fmt.Sprintf("tools.exec: %v: every command of the exec tool fails; run where %s exists (the image's full or slim target) or set tools.exec.enabled: false", err, shell)
+	}
+	return ""
+}
+
 // sandboxLines describe the sandbox of cfg for `nanobot status`.
 func sandboxLines(cfg *config.Config, abi int) []string {
 	if !cfg.Tools.Exec.Enabled {
@@ -172,6 +184,11 @@ func sandboxLines(cfg *config.Config, abi int) []string {
 // when it is not there.
 func (r *runtime) announceSandbox() {
 	st, ok, err := r.boxes.probe()
+	if ok {
+		if err := tools.CheckShell(tools.Shell()); err != nil {
+			r.logger.Warn("exec tool has no shell; every shell command fails", "err", err)
+		}
+	}
 	switch {
 	case !ok:
 	case err != nil:
