@@ -49,8 +49,18 @@ func lastLine(out []byte) string {
 	return lines[len(lines)-1]
 }
 
+// unreachable are what an engine prints when it cannot reach a registry,
+// a module proxy or a package mirror: a machine without that network
+// cannot build the images, which says nothing about the Dockerfile.
+var unreachable = []string{
+	"Temporary failure resolving", "Could not resolve", "no such host", "dial tcp", "i/o timeout",
+	"TLS handshake timeout", "connection refused", "network is unreachable", "failed to resolve source metadata",
+	"pull access denied", "toomanyrequests", "Failed to fetch", "proxy.golang.org",
+}
+
 // engineRun runs the engine and returns its output; a failure ends the test
-// with the output's tail.
+// with the output's tail, or skips it when the engine could not reach the
+// network the build needs.
 func engineRun(t *testing.T, ctx context.Context, engine string, args ...string) string {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, engine, args...)
@@ -61,6 +71,11 @@ func engineRun(t *testing.T, ctx context.Context, engine string, args ...string)
 		tail := out.String()
 		if len(tail) > 4000 {
 			tail = tail[len(tail)-4000:]
+		}
+		for _, u := range unreachable {
+			if strings.Contains(tail, u) {
+				t.Skipf("%s %s cannot reach the network the build needs (%q): %s", filepath.Base(engine), args[0], u, lastLine([]byte(tail)))
+			}
 		}
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(engine), strings.Join(args, " "), err, tail)
 	}
