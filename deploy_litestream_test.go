@@ -195,9 +195,30 @@ func TestKubernetesLitestream(t *testing.T) {
 	if !slices.Equal(side.Args, []string{"replicate"}) {
 		t.Errorf("litestream args %q, want [replicate]", side.Args)
 	}
-	want := []string{"restore", "-if-db-not-exists", "-if-replica-exists", dbPath}
-	if !slices.Equal(restore.Args, want) {
-		t.Errorf("litestream-restore args %q, want %q: restore only onto an empty volume", restore.Args, want)
+	// The init container's script, in order: leave an existing database
+	// alone, restore, and only after a restore drop Litestream's state of
+	// the old file (the gateway's sign that a replica must come first).
+	if !slices.Equal(restore.Command, []string{"/bin/sh", "-c"}) || len(restore.Args) != 1 {
+		t.Fatalf("litestream-restore command %q args %q, want a /bin/sh -c script", restore.Command, restore.Args)
+	}
+	script := restore.Args[0]
+	steps := []string{
+		"db=" + dbPath,
+		`if [ -e "$db" ]; then exit 0; fi`,
+		`litestream restore -if-replica-exists "$db"`,
+		`if [ -e "$db" ]; then rm -rf ` + filepath.Join(filepath.Dir(dbPath), "."+filepath.Base(dbPath)+"-litestream") + "; fi",
+	}
+	at := 0
+	for _, step := range steps {
+		i := strings.Index(script[at:], step)
+		if i < 0 {
+			t.Errorf("litestream-restore script lacks, in order, %q:\n%s", step, script)
+			break
+		}
+		at += i + len(step)
+	}
+	if !strings.HasPrefix(script, "set -eu\n") {
+		t.Errorf("litestream-restore script does not start with set -eu:\n%s", script)
 	}
 	for _, k := range []string{"LITESTREAM_BUCKET", "LITESTREAM_ACCESS_KEY_ID", "LITESTREAM_SECRET_ACCESS_KEY"} {
 		if _, ok := objs["Secret/nanobot-litestream"].StringData[k]; !ok {
@@ -208,5 +229,30 @@ func TestKubernetesLitestream(t *testing.T) {
 		if e.SecretRef != nil && e.SecretRef.Name == "nanobot-litestream" {
 			t.Error("the nanobot container reads the storage credentials")
 		}
+	}
+}
+
+// Every documented `docker compose run` of the litestream service passes
+// --no-deps while the service depends on nanobot: otherwise compose starts
+// the gateway first, which takes the path the restore must write to, and
+// the restore refuses it.
+func TestComposeRestoreRunsWithoutDeps(t *testing.T) {
+	if !slices.Contains(composeServices(t)["litestream"].DependsOn, "nanobot") {
+		t.Skip("the litestream service no longer depends on nanobot")
+	}
+	n := 0
+	for _, doc := range []string{"README.md", "deploy/README.md", "deploy/docker-compose.yml"} {
+		for i, line := range strings.Split(readFile(t, doc), "\n") {
+			if !strings.Contains(line, " run ") || !strings.Contains(line, "litestream restore") {
+				continue
+			}
+			n++
+			if !strings.Contains(line, "--no-deps") {
+				t.Errorf("%s:%d runs the litestream service without --no-deps: %s", doc, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no documented restore from the replica found")
 	}
 }

@@ -315,7 +315,8 @@ type composeService struct {
 	Healthcheck struct {
 		Test []string `yaml:"test"`
 	} `yaml:"healthcheck"`
-	StopGracePeriod string `yaml:"stop_grace_period"`
+	StopGracePeriod string   `yaml:"stop_grace_period"`
+	DependsOn       []string `yaml:"depends_on"`
 }
 
 func composeServices(t *testing.T) map[string]composeService {
@@ -485,10 +486,11 @@ type k8sProbe struct {
 }
 
 type k8sContainer struct {
-	Name  string   `yaml:"name"`
-	Image string   `yaml:"image"`
-	Args  []string `yaml:"args"`
-	Env   []struct {
+	Name    string   `yaml:"name"`
+	Image   string   `yaml:"image"`
+	Command []string `yaml:"command"`
+	Args    []string `yaml:"args"`
+	Env     []struct {
 		Name  string `yaml:"name"`
 		Value string `yaml:"value"`
 	} `yaml:"env"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ func storageProblem(cfg *config.Config, err error) error {
 // storage.backup when there is one.
 func restoreAdvice(cfg *config.Config) string {
 	const how = "With the gateway stopped, restore the newest backup: nanobot restore "
-	kept := " (the damaged file is kept beside the database as nanobot.db.before-restore-TIME). A Litestream replica: see deploy/README.md."
+	kept := " (the damaged file is kept beside it as " + filepath.Base(cfg.Storage.Path) + ".before-restore-TIME). A Litestream replica: see deploy/README.md."
 	if bc, ok := backupConfig(cfg); ok {
 		if s, err := backup.New(bc, nil, nil); err == nil {
 			if st := s.Status(); st.LastPath != "" {
