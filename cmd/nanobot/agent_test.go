@@ -302,7 +302,7 @@ func TestConfigCheckWarnsOfASmallBudget(t *testing.T) {
 		}
 		// The figure it names is enough: checked with it, no warning.
 		cfg = writeConfig(t, t.TempDir(), "http://127.0.0.1:1/v1", map[string]string{"agent.context_tokens": warning[1]})
-		if r := runCLI(t.Context(), "", "config", "check", cfg); strings.Contains(r.stdout, "# warning") {
+		if r := runCLI(t.Context(), "", "config", "check", cfg); strings.Contains(r.stdout, "# warning: agent.context_tokens") {
 			t.Errorf("budget %s, as advised: still warned:\n%s", warning[1], r.stdout)
 		}
 	}

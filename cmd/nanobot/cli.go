@@ -66,7 +66,7 @@ func (a *app) help(cmd string) error {
 		fmt.Fprint(a.stderr, usageText)
 		return usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
-	fmt.Fprintf(a.stdout, "Usage: nanobot [-c config.yaml] %s\n\nThe config file is ./config.yaml unless -c/--config (before or after the command) or NANOBOT_CONFIG says otherwise.\n", strings.TrimLeft(text, "\n"))
+	fmt.Fprintf(a.stdout, "Usage: nanobot [-c config.yaml] %s\n\nThe config file is -c/--config FILE (before or after the command), else $NANOBOT_CONFIG, else the first of ./config.yaml, ~/.config/nanobot/config.yaml and ~/.nanobot/config.yaml.\n", strings.TrimLeft(text, "\n"))
 	return nil
 }
 
@@ -92,6 +92,9 @@ Run the daemon: Telegram, the admin endpoint and live config reloads, until SIGI
 	"onboard": `onboard [--dir DIR] [--force] [--non-interactive] [--telegram-token T] [--base-url URL] [--model M] [--api-key K] [--owner ID]
 
 Create config.yaml, the workspace and the data directory. Secrets taken from the environment stay ${VAR} references.
+Where: in --dir DIR; else the file -c or NANOBOT_CONFIG names; else ./config.yaml in a checkout of the source (or
+where one exists); else $XDG_CONFIG_HOME/nanobot/config.yaml (~/.config/nanobot), with the workspace and the
+database in $XDG_DATA_HOME/nanobot (~/.local/share/nanobot), where every command finds them.
 `,
 	"status": `status
 

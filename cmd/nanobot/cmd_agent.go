@@ -11,12 +11,11 @@ import (
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels/cli"
-	"github.com/nanobot-go/nanobot/config"
 )
 
 // start loads the config and builds a runtime with its logger.
 func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *admin.Metrics) (*runtime, error) {
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func (a *app) backupCmd(ctx context.Context, cfgPath string, args []string) erro
 	if fs.NArg() != 1 {
 		return usageError{"usage: nanobot backup [--force] FILE"}
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (a *app) restoreCmd(ctx context.Context, cfgPath string, args []string) err
 	if fs.NArg() != 1 {
 		return usageError{"usage: nanobot restore FILE"}
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		return err
 	}
 	loaded, _ := os.ReadFile(cfgPath)
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,9 @@ import (
 
 // onboard writes config.yaml from the documented example, and creates the
 // workspace and the data directory.
-func (a *app) onboard(_ context.Context, _ string, args []string) error {
+func (a *app) onboard(_ context.Context, cfgPath string, args []string) error {
 	fs := newFlags("onboard", a.stderr)
-	dir := fs.String("dir", ".", "directory to set up")
+	dir := fs.String("dir", "", "directory to write config.yaml in, with the workspace and data beside it (default: see above)")
 	force := fs.Bool("force", false, "overwrite an existing config.yaml")
 	nonInteractive := fs.Bool("non-interactive", false, "take values from flags and the environment; ask nothing")
 	token := fs.String("telegram-token", "", "Telegram bot token (default: $TELEGRAM_BOT_TOKEN, kept as a reference)")
@@ -30,13 +30,17 @@ func (a *app) onboard(_ context.Context, _ string, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	path := filepath.Join(*dir, "config.yaml")
+	path, data := a.onboardTarget(*dir, cfgPath)
 	if _, err := os.Stat(path); err == nil && !*force {
 		return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
 	}
 
 	def := config.Default()
 	answers := map[string]string{}
+	if data != "" {
+		answers["agent.workspace"] = filepath.Join(data, "workspace")
+		answers["storage.path"] = filepath.Join(data, "nanobot.db")
+	}
 	// Secrets from the environment stay references, so the file holds no secret.
 	secret := func(key, flagValue, env, prompt string) {
 		switch {
@@ -78,7 +82,7 @@ func (a *app) onboard(_ context.Context, _ string, args []string) error {
 	if err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	// 0600: the file may hold a typed secret.
@@ -113,6 +117,28 @@ func (a *app) onboard(_ context.Context, _ string, args []string) error {
 	}
 	fmt.Fprintln(a.stdout, "Next: nanobot config check, then nanobot gateway (or nanobot agent to chat here).")
 	return nil
+}
+
+// onboardTarget is where onboard writes config.yaml, and the directory of
+// the workspace and the data when they do not go beside it ("" then): with
+// --dir, there; with -c or $NANOBOT_CONFIG, that file; in a checkout of the
+// source, or where a config.yaml is, the current directory; elsewhere the
+// user's config directory (~/.config/nanobot) with the data in the user's
+// data directory (~/.local/share/nanobot), where every command finds them.
+func (a *app) onboardTarget(dir, cfgPath string) (path, data string) {
+	switch {
+	case dir != "":
+		return filepath.Join(dir, "config.yaml"), ""
+	case a.cfgNamed:
+		return cfgPath, ""
+	}
+	if _, err := os.Stat("config.yaml"); err == nil || inCheckout(".") {
+		return "config.yaml", ""
+	}
+	if conf, data := a.userConfigDir(), a.userDataDir(); conf != "" && data != "" {
+		return filepath.Join(conf, "config.yaml"), data
+	}
+	return "config.yaml", ""
 }
 
 // ask prints a prompt and reads one line; dflt is used for an empty answer.

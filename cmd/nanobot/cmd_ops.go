@@ -25,10 +25,11 @@ func (a *app) configCmd(_ context.Context, cfgPath string, args []string) error 
 	if len(args) == 0 || args[0] != "check" {
 		return usageError{"usage: nanobot config check [FILE]"}
 	}
+	load := a.loadConfig
 	if len(args) > 1 {
-		cfgPath = args[1]
+		cfgPath, load = args[1], config.Load
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := load(cfgPath)
 	if err != nil {
 		return err
 	}
@@ -37,10 +38,33 @@ func (a *app) configCmd(_ context.Context, cfgPath string, args []string) error 
 		return err
 	}
 	fmt.Fprintf(a.stdout, "# %s is valid; effective configuration, secrets redacted:\n%s", cfg.Path, out)
-	if w := budgetWarning(cfg); w != "" {
+	for _, w := range checkWarnings(cfg) {
 		fmt.Fprintf(a.stdout, "# warning: %s\n", w)
 	}
 	return nil
+}
+
+// checkWarnings are what a valid config still lacks for the gateway and the
+// agent, in the words they would refuse or complain with.
+func checkWarnings(cfg *config.Config) []string {
+	var out []string
+	if !cfg.Channels.Telegram.Enabled {
+		out = append(out, "channels.telegram.enabled: false: `nanobot gateway` has nothing to serve and will not start; `nanobot agent` works")
+	}
+	gatewayRefusal := cfg.CheckTelegram()
+	if gatewayRefusal != nil {
+		out = append(out, "`nanobot gateway` will not start: "+gatewayRefusal.Error()+" (`nanobot agent` works without it)")
+	}
+	for _, m := range cfg.Missing() {
+		if gatewayRefusal != nil && strings.HasPrefix(m, "channels.telegram.token:") {
+			continue
+		}
+		out = append(out, m)
+	}
+	if w := budgetWarning(cfg); w != "" {
+		out = append(out, w)
+	}
+	return out
 }
 
 // minConversationTokens is the least room a request should leave for the
@@ -98,7 +122,7 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	if err := parseFlags(newFlags("status", a.stderr), args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}
@@ -192,7 +216,7 @@ func (a *app) health(ctx context.Context, cfgPath string, args []string) error {
 	}
 	if *addr == "" {
 		*addr = config.Default().Gateway.Listen
-		if cfg, err := config.Load(cfgPath); err == nil {
+		if cfg, err := a.loadConfig(cfgPath); err == nil {
 			*addr = cfg.Gateway.Listen
 		}
 	}
@@ -211,7 +235,7 @@ func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
 	if len(args) == 0 || args[0] != "check" {
 		return usageError{"usage: nanobot safety check [COMMAND ...]  (commands from standard input when none are given)"}
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}
@@ -247,7 +271,7 @@ func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
 // openStore opens the configured database for a command-line tool that
 // writes to it.
 func (a *app) openStore(ctx context.Context, cfgPath string) (*config.Config, *memory.Store, error) {
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -264,7 +288,7 @@ func (a *app) openStore(ctx context.Context, cfgPath string) (*config.Config, *m
 // exist yet, or that an older version wrote, is opened read-write once
 // (created or migrated) as before.
 func (a *app) openReader(ctx context.Context, cfgPath string) (*config.Config, *memory.Store, error) {
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return nil, nil, err
 	}

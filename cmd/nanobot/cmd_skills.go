@@ -19,7 +19,7 @@ func (a *app) skills(_ context.Context, cfgPath string, args []string) error {
 	if err := parseFlags(newFlags("skills list", a.stderr), args[1:]); err != nil {
 		return err
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}

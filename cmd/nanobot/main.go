@@ -91,6 +91,8 @@ type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	clock          schedule.Clock // of scheduled work; nil: the system's
+	cfgNamed       bool           // -c or $NANOBOT_CONFIG named the config file
+	cfgMissing     error          // none was named and none found: where it was looked for
 	abi            func() int     // the kernel's Landlock ABI; sandbox.ABI when nil
 }
 
@@ -129,16 +131,14 @@ Commands:
   version                            print the version, commit, Go version and FTS5 support
   help [COMMAND]                     print this, or the usage of one command
 
-The config file is ./config.yaml unless -c/--config (before or after the command) or
-NANOBOT_CONFIG says otherwise. "nanobot COMMAND --help" shows the flags of a command.
+The config file is -c/--config FILE (before or after the command), else $NANOBOT_CONFIG,
+else the first that exists of ./config.yaml, $XDG_CONFIG_HOME/nanobot/config.yaml
+(~/.config/nanobot/config.yaml) and ~/.nanobot/config.yaml; "nanobot onboard" writes one.
+"nanobot COMMAND --help" shows the flags of a command.
 `
 
 func (a *app) run(ctx context.Context, args []string) error {
-	cfgPath := a.getenv("NANOBOT_CONFIG")
-	if cfgPath == "" {
-		cfgPath = "config.yaml"
-	}
-	cfgPath, args, err := configFlag(cfgPath, args)
+	flagPath, args, err := configFlag("", args)
 	if err != nil {
 		return err
 	}
@@ -150,6 +150,9 @@ func (a *app) run(ctx context.Context, args []string) error {
 	if wantsHelp(rest) {
 		return a.help(cmd)
 	}
+	cfgPath, missing := a.findConfig(flagPath)
+	a.cfgNamed = flagPath != "" || a.getenv("NANOBOT_CONFIG") != ""
+	a.cfgMissing = missing
 	err = a.dispatch(ctx, cmd, cfgPath, rest)
 	if errors.Is(err, errHelp) {
 		return a.help(cmd)
