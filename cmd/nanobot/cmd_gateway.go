@@ -273,7 +273,7 @@ func reload(path string, rt *runtime, ch *telegram.Channel) {
 	log := rt.logger
 	next, err := config.Load(path)
 	if err != nil {
-		log.Error("config reload rejected; keeping the running config", "err", err)
+		rt.configRejected(context.Background(), err)
 		return
 	}
 	old := rt.config()
@@ -282,9 +282,10 @@ func reload(path string, rt *runtime, ch *telegram.Channel) {
 	}
 	keepRestartOnly(old, next)
 	if err := rt.reconfigure(next); err != nil {
-		log.Error("config reload rejected; keeping the running config", "err", err)
+		rt.configRejected(context.Background(), err)
 		return
 	}
+	rt.rejected.clear()
 	ch.SetAllowFrom(next.Channels.Telegram.AllowFrom)
 	ch.SetModel(next.Provider.Model)
 	log.Info("config reloaded", "path", path, "model", next.Provider.Model, "allow_from", strconv.Itoa(len(next.Channels.Telegram.AllowFrom))+" entries")

@@ -91,6 +91,40 @@ func waitLogged(t *testing.T, logs *syncBuffer, parts ...string) string {
 	}
 }
 
+// waitLoggedTimes waits for n log lines that contain every part.
+func waitLoggedTimes(t *testing.T, logs *syncBuffer, n int, parts ...string) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		next := logs.next()
+		got := 0
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if containsAll(l, parts...) {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		select {
+		case <-next:
+		case <-deadline:
+			t.Fatalf("%d of %d log lines contain %q within 60 s; logs:\n%s", got, n, parts, logs.String())
+		}
+	}
+}
+
+// countSent counts the messages sent to chat that contain s.
+func countSent(tg *telegramtest.Server, chat int64, s string) int {
+	n := 0
+	for _, m := range tg.Sent() {
+		if m.ChatID == chat && strings.Contains(m.Text, s) {
+			n++
+		}
+	}
+	return n
+}
+
 func containsAll(s string, parts ...string) bool {
 	for _, p := range parts {
 		if !strings.Contains(s, p) {
@@ -212,9 +246,24 @@ func TestGatewayReloadsConfig(t *testing.T) {
 	bad := editConfig(t, h.cfg, map[string]string{"agent.max_iterations": "500"})
 	want := fmt.Sprintf("config.yaml:%d: agent.max_iterations: must be between 1 and 200", keyLine(t, bad, "max_iterations:"))
 	waitLogged(t, h.logs, want)
+	// The owner hears of it once, and /status says it until it is fixed.
+	if told := waitSentContaining(t, h.tg, owner, "edit of the config was rejected"); !strings.Contains(told.Text, want) {
+		t.Errorf("the owner was told %q, want the problem %q", told.Text, want)
+	}
 	h.ask("still there?")
 	if got := requestFor(t, h.model.Requests(), "still there?").Model; got != "gpt-reloaded" {
 		t.Errorf("after the rejected edit the model is %q, want gpt-reloaded", got)
+	}
+	if st := h.ask("/status"); !strings.Contains(st.Text, "was rejected, so the previous config is still in use: ") || !strings.Contains(st.Text, want) {
+		t.Errorf("/status after a rejected edit = %q", st.Text)
+	}
+	if err := os.WriteFile(h.cfg, append(bad, '\n'), 0o600); err != nil { // the same mistake, read again
+		t.Fatal(err)
+	}
+	waitLoggedTimes(t, h.logs, 2, want)
+	h.ask("/status")
+	if n := countSent(h.tg, owner, "edit of the config was rejected"); n != 1 {
+		t.Errorf("the owner was told of the same rejected edit %d times, want once", n)
 	}
 
 	// A key that needs a restart is named in a warning and not applied.
@@ -223,6 +272,9 @@ func TestGatewayReloadsConfig(t *testing.T) {
 	h.ask("and now?")
 	if _, err := os.Stat(filepath.Join(h.dir, "moved")); err == nil {
 		t.Error("the moved storage.path was opened before a restart")
+	}
+	if st := h.ask("/status"); strings.Contains(st.Text, "was rejected") {
+		t.Errorf("/status after a valid edit still reports the rejected one: %q", st.Text)
 	}
 
 	if err := h.stop(); err != nil {

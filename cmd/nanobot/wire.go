@@ -51,7 +51,8 @@ type runtime struct {
 	backups  *backup.Schedule // nil when storage.backup is off, and outside the gateway
 	pro      *proactive       // the gateway's background work; nil elsewhere
 
-	health dbHealth // the database's last quick_check
+	health   dbHealth     // the database's last quick_check
+	rejected rejectedEdit // the last edit of config.yaml refused
 }
 
 // newRuntime opens the store and builds the loop. metrics may be nil; abi
@@ -511,6 +512,9 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	}
 	if err := r.health.problem(); err != nil {
 		s += "\nDatabase: DAMAGED: " + storageProblem(cfg, err).Error()
+	}
+	if line := r.rejected.line(); line != "" {
+		s += "\n" + line
 	}
 	if pro := r.proactive(); pro != nil {
 		s += "\n" + pro.status(ctx)
