@@ -63,6 +63,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	metrics := admin.NewMetrics()
 	rt, err := a.start(ctx, cfgPath, false, metrics)
 	if err != nil {
+		a.damageNotice(ctx, cfg, err)
 		return err
 	}
 	cfg = rt.config()
@@ -71,8 +72,11 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	// not at the next backup.
 	if err := rt.checkDatabase(ctx); err != nil {
 		rt.close(time.Second)
-		return storageProblem(cfg, err)
+		err = storageProblem(cfg, err)
+		a.damageNotice(ctx, cfg, err)
+		return err
 	}
+	os.Remove(damageMarker(cfg)) // sound again: a new damage is told anew
 
 	var tr telegram.Transcriber
 	if cfg.Provider.TranscriptionModel != "" {

@@ -2,11 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-telegram/bot"
 
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
@@ -118,8 +126,60 @@ func (r *runtime) checkDatabase(ctx context.Context) error {
 	}
 	msg := storageProblem(r.config(), err).Error()
 	r.logger.Error("database damaged", "err", msg, "dur", dur)
-	if owner := r.config().Owner(); first && owner != "" {
-		r.notifyChat(ctx, "telegram:"+owner, "The database is damaged: "+msg)
+	r.mu.RLock()
+	notify := r.notify
+	r.mu.RUnlock()
+	if owner := r.config().Owner(); first && owner != "" && notify != nil {
+		notify(ctx, "telegram:"+owner, "The database is damaged: "+msg)
 	}
 	return err
+}
+
+// tellDamageOnce tells the owner on Telegram, straight through the Bot
+// API, that the gateway cannot start on a damaged database: a supervisor
+// restarts it again and again, and the owner of an unattended daemon reads
+// Telegram, not its log. A file beside the database remembers what was
+// told, so the restarts do not repeat it; where that file cannot be
+// written, nothing is sent.
+func tellDamageOnce(ctx context.Context, cfg *config.Config, msg string, logger *slog.Logger) {
+	t := cfg.Channels.Telegram
+	owner, err := strconv.ParseInt(cfg.Owner(), 10, 64)
+	if !t.Enabled || t.Token == "" || err != nil {
+		return
+	}
+	marker := damageMarker(cfg)
+	sum := sha256.Sum256([]byte(msg))
+	digest := hex.EncodeToString(sum[:])
+	if told, err := os.ReadFile(marker); err == nil && strings.TrimSpace(string(told)) == digest {
+		return
+	}
+	if err := os.WriteFile(marker, []byte(digest+"\n"), 0o600); err != nil {
+		logger.Warn("cannot record that the owner was told of the damage; not telling", "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	b, err := bot.New(string(t.Token), bot.WithSkipGetMe(), bot.WithServerURL(t.APIURL))
+	if err == nil {
+		_, err = b.SendMessage(ctx, &bot.SendMessageParams{ChatID: owner, Text: "nanobot cannot start: " + msg})
+	}
+	if err != nil {
+		os.Remove(marker) // the next start tries again
+		logger.Warn("cannot tell the owner of the damage on Telegram", "err", newLiveRedactor(cfg).Redact(err.Error()))
+	}
+}
+
+// damageMarker is the file that remembers what the owner was told of a
+// damaged database.
+func damageMarker(cfg *config.Config) string { return cfg.Storage.Path + ".damage-told" }
+
+// damageNotice is tellDamageOnce for a gateway that could not start: err
+// is why, told only when it is a damaged database.
+func (a *app) damageNotice(ctx context.Context, cfg *config.Config, err error) {
+	var damaged *memory.DamagedError
+	if !errors.As(err, &damaged) {
+		return
+	}
+	secrets := newLiveRedactor(cfg)
+	tellDamageOnce(ctx, cfg, secrets.Redact(err.Error()), newLogger(a.stderr, cfg.Log, new(slog.LevelVar), secrets.Redact))
 }

@@ -231,12 +231,10 @@ func TestDamagedDatabaseRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			backups := filepath.Join(dir, "backups")
-			cfgPath := writeConfig(t, dir, "http://127.0.0.1:1/v1", map[string]string{
-				"channels.telegram.enabled": "true",
-				"channels.telegram.token":   "123456:damaged-test-token-abcdefgh",
-				"channels.telegram.api_url": "http://127.0.0.1:1",
-				"storage.backup.dir":        backups,
-			})
+			tg := telegramtest.NewServer(t, botToken)
+			values := telegramValues(tg)
+			values["storage.backup.dir"] = backups
+			cfgPath := writeConfig(t, dir, "http://127.0.0.1:1/v1", values)
 			cfg := seedHistory(t, cfgPath)
 			newest := filepath.Join(backups, "nanobot-20261202T030000Z.db")
 			for _, b := range []string{filepath.Join(backups, "nanobot-20261201T030000Z.db"), newest} {
@@ -254,6 +252,14 @@ func TestDamagedDatabaseRefused(t *testing.T) {
 				if !strings.Contains(r.stderr, want) {
 					t.Errorf("gateway's message lacks %q:\n%s", want, r.stderr)
 				}
+			}
+			// The owner hears of it on Telegram once, however often a
+			// supervisor starts the gateway again.
+			if r := runCLI(t.Context(), "", "-c", cfgPath, "gateway"); r.code != exitConfig {
+				t.Errorf("second start = %d", r.code)
+			}
+			if n := countSent(tg, owner, cfg.Storage.Path+" is damaged"); n != 1 {
+				t.Errorf("the owner was told %d times of the damage, want once; sent %+v", n, tg.Sent())
 			}
 			if tt.name == "not a database" {
 				r := runCLI(t.Context(), "", "-c", cfgPath, "memory", "show")
