@@ -131,7 +131,8 @@ Print token usage per chat and day.
 
 Scheduled jobs. list shows id, chat, schedule, zone and next run (in the job's zone); add sets one up for a
 Telegram chat; remove removes one; run fires one now (its answer is queued for the chat and the gateway
-delivers it). A running gateway picks up additions and removals within a minute, or at once on SIGHUP.
+delivers it at once). A running gateway picks up additions and removals at once (the command writes the
+wake file beside the database, which the gateway checks with its config), or within a minute.
 
   --message TEXT  add: what the job reminds of or does
   --cron EXPR     add: a 5-field cron expression, e.g. "0 9 * * 1-5"

@@ -17,7 +17,7 @@ const cronUsage = "usage: nanobot cron list [--chat ID] | add --message TEXT (--
 
 // cron is `nanobot cron list|add|remove|run`: scheduled jobs from the
 // command line. A running gateway picks up additions and removals within a
-// minute, or at once on SIGHUP.
+// minute, or at once on SIGHUP; these commands wake it (see wakeGateway).
 func (a *app) cron(ctx context.Context, cfgPath string, args []string) error {
 	if len(args) == 0 {
 		return usageError{cronUsage}
@@ -112,7 +112,7 @@ func (a *app) cronAdd(ctx context.Context, cfgPath string, args []string) error 
 	if err != nil {
 		return usageError{"cron add: " + flagNames(err.Error())}
 	}
-	fmt.Fprintf(a.stdout, "added %s\n(a running gateway picks it up within a minute, or at once on SIGHUP)\n", jobs.Describe(j))
+	fmt.Fprintf(a.stdout, "added %s\n(%s)\n", jobs.Describe(j), pickupNote(cfg.Storage.Path))
 	return nil
 }
 
@@ -130,7 +130,7 @@ func (a *app) cronRemove(ctx context.Context, cfgPath string, args []string) err
 	if err != nil {
 		return err
 	}
-	svc, _, done, err := a.cronService(ctx, cfgPath)
+	svc, cfg, done, err := a.cronService(ctx, cfgPath)
 	if err != nil {
 		return err
 	}
@@ -139,6 +139,7 @@ func (a *app) cronRemove(ctx context.Context, cfgPath string, args []string) err
 		return err
 	}
 	fmt.Fprintf(a.stdout, "removed job %d\n", id)
+	wakeGateway(cfg.Storage.Path)
 	return nil
 }
 
@@ -169,8 +170,32 @@ func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error 
 	if text == "" {
 		return fmt.Errorf("job %d: the run was interrupted; the gateway finishes it on its next start", id)
 	}
-	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; the gateway delivers it)\n", strings.TrimSpace(text))
+	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; %s)\n", strings.TrimSpace(text), deliveryNote(rt.config().Storage.Path))
 	return nil
+}
+
+// deliveryNote wakes the gateway for a queued answer and says when the
+// chat gets it.
+func deliveryNote(db string) string {
+	switch running, woken := wakeGateway(db); {
+	case !running:
+		return "no gateway is running: it is delivered when one starts"
+	case woken:
+		return "the running gateway delivers it now"
+	}
+	return "the running gateway delivers it within 30 s"
+}
+
+// pickupNote wakes the gateway for a changed job and says when it sees
+// the change.
+func pickupNote(db string) string {
+	switch running, woken := wakeGateway(db); {
+	case !running:
+		return "no gateway is running: it is scheduled when one starts"
+	case woken:
+		return "the running gateway picks it up now"
+	}
+	return "a running gateway picks it up within a minute, or at once on SIGHUP"
 }
 
 // parseJobID reads a job id from the command line.

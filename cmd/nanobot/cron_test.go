@@ -394,3 +394,41 @@ func TestDaylightSavingThroughTheGateway(t *testing.T) {
 		})
 	}
 }
+
+// `nanobot cron run` beside a running gateway: the gateway is woken and
+// sends the answer at once, not on its next look at the outbox (every
+// 30 s), and the command says so.
+func TestCronRunIsDeliveredAtOnce(t *testing.T) {
+	h := startGateway(t, nil)
+	waitLogged(t, h.logs, "telegram channel running")
+	h.ask("hello") // the sender has looked at the outbox and waits
+	ctx := t.Context()
+	r := runCLI(ctx, "", "-c", h.cfg, "cron", "add", "--message", "Stretch", "--every", "24h", "--chat", fmt.Sprint(owner))
+	if r.code != 0 || !strings.Contains(r.stdout, "the running gateway picks it up now") {
+		t.Fatalf("cron add = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	h.model.Script(openaitest.Reply{Text: "Time to stretch."})
+	r = runCLI(ctx, "", "-c", h.cfg, "cron", "run", "1")
+	if r.code != 0 || !strings.Contains(r.stdout, "the running gateway delivers it now") {
+		t.Fatalf("cron run = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	queued := time.Now()
+	waitSentContaining(t, h.tg, owner, "Time to stretch.")
+	if d := time.Since(queued); d > 10*time.Second {
+		t.Errorf("the answer took %s to be sent, want well under the outbox rescan", d)
+	}
+}
+
+// Without a gateway, cron run says when the answer goes out.
+func TestCronRunWithoutGateway(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	ctx := t.Context()
+	if r := runCLI(ctx, "", "-c", cfg, "cron", "add", "--message", "x", "--every", "1h", "--chat", "111"); r.code != 0 || !strings.Contains(r.stdout, "no gateway is running") {
+		t.Fatalf("cron add = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	stub.Script(openaitest.Reply{Text: "done"})
+	if r := runCLI(ctx, "", "-c", cfg, "cron", "run", "1"); r.code != 0 || !strings.Contains(r.stdout, "no gateway is running: it is delivered when one starts") {
+		t.Errorf("cron run = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
