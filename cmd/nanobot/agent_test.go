@@ -316,3 +316,30 @@ func TestUnknownCommand(t *testing.T) {
 		t.Errorf("version = %d %q", r.code, r.stdout)
 	}
 }
+
+// An empty -m is a mistake, not a request for the interactive chat.
+func TestAgentEmptyMessage(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	for _, args := range [][]string{{"-m", ""}, {"--message="}, {"-m", "  "}} {
+		r := runCLI(t.Context(), "hello\n", append([]string{"-c", cfg, "agent"}, args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "-m: the message is empty") || r.stdout != "" {
+			t.Errorf("agent %q = %d %q %q, want exit %d and the empty message named", args, r.code, r.stdout, r.stderr, exitUsage)
+		}
+	}
+	if n := stub.RequestCount(); n != 0 {
+		t.Errorf("an empty -m made %d model requests", n)
+	}
+}
+
+// Input that is not a terminal is read line by line and only the answers
+// are printed: no banner, no prompts.
+func TestAgentPipedInput(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	stub.Script(openaitest.Reply{Text: "one"}, openaitest.Reply{Text: "two"})
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	r := runCLI(t.Context(), "first\n\nsecond\n", "-c", cfg, "agent")
+	if r.code != 0 || r.stdout != "one\ntwo\n" {
+		t.Errorf("piped agent = %d %q, want %q\n%s", r.code, r.stdout, "one\ntwo\n", r.stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -116,6 +117,58 @@ func TestVersion(t *testing.T) {
 	for _, want := range []string{"nanobot ", "commit: ", "go: go1.", fts} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("version output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"agnet", "agent", 1}, {"agent", "agent", 0}, {"", "cron", 4}, {"stauts", "status", 1},
+		{"gatway", "gateway", 1}, {"backpu", "backup", 1}, {"fly", "help", 3}, {"ca", "abc", 3},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// A mistyped command gets the nearest name and a pointer at the list, not
+// the whole usage.
+func TestUnknownCommandSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agnet"}, `nanobot: unknown command "agnet"; did you mean "agent"?` + "\nRun 'nanobot --help' for the list of commands.\n"},
+		{[]string{"Stauts"}, `nanobot: unknown command "Stauts"; did you mean "status"?` + "\nRun 'nanobot --help' for the list of commands.\n"},
+		{[]string{"help", "bakup"}, `nanobot: unknown command "bakup"; did you mean "backup"?` + "\nRun 'nanobot --help' for the list of commands.\n"},
+		{[]string{"fly"}, `nanobot: unknown command "fly"` + "\nRun 'nanobot --help' for the list of commands.\n"},
+	} {
+		r := runCLI(t.Context(), "", tc.args...)
+		if r.code != exitUsage || r.stderr != tc.want || r.stdout != "" {
+			t.Errorf("nanobot %q = %d, stdout %q, stderr %q; want %d and %q", tc.args, r.code, r.stdout, r.stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// Every flag a command's synopsis names has a help line of its own.
+func TestEveryFlagHasHelp(t *testing.T) {
+	flag := regexp.MustCompile(`--[a-z][a-z-]*`)
+	for cmd, text := range commandHelp {
+		synopsis, body, _ := strings.Cut(text, "\n")
+		for _, f := range flag.FindAllString(synopsis, -1) {
+			if !regexp.MustCompile(`(?m)^  (-[a-z], )?` + f + `\b`).MatchString(body) {
+				t.Errorf("nanobot %s --help: flag %s has no help line", cmd, f)
+			}
+		}
+	}
+	r := runCLI(t.Context(), "", "onboard", "--help")
+	for _, f := range []string{"--dir", "--force", "--non-interactive", "--telegram-token", "--base-url", "--model", "--api-key", "--owner"} {
+		if !strings.Contains(r.stdout, "\n  "+f+" ") {
+			t.Errorf("onboard --help lacks a line for %s:\n%s", f, r.stdout)
 		}
 	}
 }

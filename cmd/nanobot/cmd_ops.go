@@ -216,29 +216,48 @@ func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One command's verdict stands alone; among several, each line ends
+	// with a tab and its command, so the verdicts read as before and a
+	// script finds the command in the last field.
+	withCommand := len(args) != 2
+	denied, judged := 0, 0
 	judge := func(cmd string) {
 		v := policy.Check(cmd)
-		if v.Action == safety.Allow {
-			fmt.Fprintln(a.stdout, "allow")
-			return
+		judged++
+		line := string(v.Action)
+		if v.Action != safety.Allow {
+			line = fmt.Sprintf("%s\t%s: %s", v.Action, v.Category, v.Reason)
 		}
-		fmt.Fprintf(a.stdout, "%s\t%s: %s\n", v.Action, v.Category, v.Reason)
+		if v.Action == safety.Deny {
+			denied++
+		}
+		if withCommand {
+			line += "\t" + oneLine(cmd, 1<<20)
+		}
+		fmt.Fprintln(a.stdout, line)
 	}
 	if len(args) > 1 {
 		for _, c := range args[1:] {
 			judge(c)
 		}
-		return nil
-	}
-	lines := bufio.NewScanner(a.stdin)
-	lines.Buffer(make([]byte, 64*1024), 1<<20)
-	for lines.Scan() {
-		if strings.TrimSpace(lines.Text()) == "" {
-			continue
+	} else {
+		lines := bufio.NewScanner(a.stdin)
+		lines.Buffer(make([]byte, 64*1024), 1<<20)
+		for lines.Scan() {
+			if strings.TrimSpace(lines.Text()) == "" {
+				continue
+			}
+			judge(lines.Text())
 		}
-		judge(lines.Text())
+		if err := lines.Err(); err != nil {
+			return err
+		}
 	}
-	return lines.Err()
+	if denied > 0 {
+		// Exit 1, for scripts that gate on the verdicts.
+		return fmt.Errorf("%d of %d commands denied", denied, judged)
+	}
+	return nil
 }
 
 // openStore opens the configured database for a command-line tool.

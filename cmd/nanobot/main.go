@@ -196,7 +196,6 @@ func (a *app) dispatch(ctx context.Context, cmd, cfgPath string, rest []string) 
 		fmt.Fprint(a.stdout, usageText)
 		return nil
 	default:
-		fmt.Fprint(a.stderr, usageText)
-		return usageError{fmt.Sprintf("unknown command %q", cmd)}
+		return unknownCommand(cmd)
 	}
 }
