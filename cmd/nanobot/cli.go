@@ -188,7 +188,8 @@ it, and for one it does not, what is missing or what is wrong with its SKILL.md,
 `,
 	"audit": `audit [--since 24h] [--denied] [--chat ID] [--limit N]
 
-Print the tool-call audit trail, newest first.
+Print the tool-call audit trail, newest first. VERDICT is the policy's; OUTCOME is what happened:
+ran, refused, or for a command the policy asks about, approved, denied or timed out, and by whom.
 
   --since D     how far back, e.g. 24h or 7d (default 24h)
   --denied      only refused calls
@@ -201,9 +202,9 @@ Print token usage per chat and day.
 
   --since D     how far back, e.g. 24h or 7d (default 7d)
 `,
-	"cron": `cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] --chat ID | remove ID | run ID
+	"cron": `cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--chat ID] | remove ID | run ID
 
-Scheduled jobs. list shows id, chat, schedule, zone and next run (in the job's zone); add sets one up for a
+Scheduled jobs. list shows id, chat, schedule, zone (the host's by its name) and next run (in that zone); add sets one up for a
 Telegram chat; remove removes one; run fires one now (its answer is queued for the chat and the gateway
 delivers it at once). A running gateway picks up additions and removals at once (the command writes the
 wake file beside the database, which the gateway checks with its config), or within a minute.
@@ -213,7 +214,8 @@ wake file beside the database, which the gateway checks with its config), or wit
   --every DUR     add: repeat at this interval, at least 1m (e.g. 2h)
   --at TIME       add: once, at an RFC 3339 or local time, or after a duration such as 20m
   --tz ZONE       add: IANA time zone (default agent.timezone, else the host's)
-  --chat ID       add: the chat the job belongs to; list: only this chat's jobs
+  --chat ID       add: the chat the job belongs to (default: the one entry of channels.telegram.allow_from,
+                  when there is one); list: only this chat's jobs
 `,
 	"health": `health [--ready] [--addr HOST:PORT]
 

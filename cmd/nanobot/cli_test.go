@@ -172,3 +172,36 @@ func TestEveryFlagHasHelp(t *testing.T) {
 		}
 	}
 }
+
+// Every listing command says it has nothing in the same way: one sentence.
+func TestEmptyListings(t *testing.T) {
+	cfg := writeConfig(t, t.TempDir(), "http://127.0.0.1:1/v1", nil)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cron", "list"}, "No scheduled jobs.\n"},
+		{[]string{"cron", "list", "--chat", "42"}, "No scheduled jobs for chat 42.\n"},
+		{[]string{"memory", "history"}, "No HISTORY entries.\n"},
+		{[]string{"memory", "history", "--search", "rent"}, "No HISTORY entries matching \"rent\".\n"},
+		{[]string{"audit"}, "No tool calls in the last 24h.\n"},
+		{[]string{"audit", "--denied", "--chat", "42", "--since", "7d"}, "No refused tool calls for chat telegram:42 in the last 7d.\n"},
+	} {
+		r := runCLI(t.Context(), "", append([]string{"-c", cfg}, tc.args...)...)
+		if r.code != 0 || r.stdout != tc.want {
+			t.Errorf("nanobot %q = %d %q (stderr %q), want %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+	if r := runCLI(t.Context(), "", "-c", cfg, "memory", "show"); r.code != 0 || r.stderr != "MEMORY is empty.\n" {
+		t.Errorf("memory show = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// nanobot status names the model on one line, also with fallbacks.
+func TestStatusNamesTheModelOnce(t *testing.T) {
+	cfg := writeConfig(t, t.TempDir(), "http://127.0.0.1:1/v1", map[string]string{"provider.model": "main-model"})
+	r := runCLI(t.Context(), "", "status", "-c", cfg)
+	if r.code != 0 || len(regexp.MustCompile(`(?m)^model `).FindAllString(r.stdout, -1)) != 1 || strings.Count(r.stdout, "main-model") != 1 {
+		t.Errorf("status = %d, want one model line:\n%s", r.code, r.stdout)
+	}
+}

@@ -295,6 +295,14 @@ func (f *sinceFlag) Set(s string) error {
 	return nil
 }
 
+// text is the flag as a person writes it: "24h", "30m", "7d".
+func (f sinceFlag) text() string {
+	if d := time.Duration(f); d > 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return config.FormatDuration(time.Duration(f))
+}
+
 // start is the time the flag reaches back to.
 func (f sinceFlag) start() time.Time { return time.Now().Add(-time.Duration(f)) }
 
@@ -318,15 +326,24 @@ func (a *app) audit(ctx context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 {
+		what := "tool calls"
+		if *denied {
+			what = "refused tool calls"
+		}
+		fmt.Fprintln(a.stdout, emptyList(what, strings.TrimSpace(chatScope(sessionOf(*chat))+" in the last "+since.text())))
+		return nil
+	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TIME\tCHAT\tTOOL\tVERDICT\tREASON\tAPPROVER\tDURATION\tEXIT\tOUTPUT\tARGS")
+	// New columns go at the end: scripts read these by position.
+	fmt.Fprintln(w, "TIME\tCHAT\tTOOL\tVERDICT\tREASON\tAPPROVER\tDURATION\tEXIT\tOUTPUT\tARGS\tOUTCOME")
 	for _, r := range rows {
 		reason := r.Reason
 		if r.Category != "" {
 			reason = r.Category + ": " + r.Reason
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.At.Local().Format("2006-01-02 15:04:05"), r.Session, r.Tool, r.Verdict,
-			oneLine(reason, 60), r.Approver, r.Duration.Round(time.Millisecond), r.ExitCode, r.OutputBytes, oneLine(r.Args, 80))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.At.Local().Format("2006-01-02 15:04:05"), r.Session, r.Tool, r.Verdict,
+			oneLine(reason, 60), r.Approver, r.Duration.Round(time.Millisecond), r.ExitCode, r.OutputBytes, oneLine(r.Args, 80), r.Outcome())
 	}
 	return w.Flush()
 }
@@ -379,6 +396,23 @@ func cachedShare(u agent.Usage) string {
 // cachedOf says how many of u's prompt tokens were cached, and their share.
 func cachedOf(u agent.Usage) string {
 	return fmt.Sprintf("%d of %d prompt tokens (%s)", u.CachedTokens, u.PromptTokens, cachedShare(u))
+}
+
+// emptyList is what a listing command prints when it has nothing to list,
+// the same sentence for every one: "No scheduled jobs for chat 42."
+func emptyList(what, scope string) string {
+	if scope != "" {
+		what += " " + scope
+	}
+	return "No " + what + "."
+}
+
+// chatScope words a --chat filter for emptyList; "" without one.
+func chatScope(chat string) string {
+	if chat == "" {
+		return ""
+	}
+	return "for chat " + chat
 }
 
 // sessionOf turns a chat id into its session key; a session key stays.

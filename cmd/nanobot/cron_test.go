@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
 	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
+	"github.com/nanobot-go/nanobot/schedule"
 	"github.com/nanobot-go/nanobot/schedule/scheduletest"
 )
 
@@ -430,5 +431,33 @@ func TestCronRunWithoutGateway(t *testing.T) {
 	stub.Script(openaitest.Reply{Text: "done"})
 	if r := runCLI(ctx, "", "-c", cfg, "cron", "run", "1"); r.code != 0 || !strings.Contains(r.stdout, "no gateway is running: it is delivered when one starts") {
 		t.Errorf("cron run = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Without --chat a job goes to the one chat of allow_from; with several,
+// the error lists them. A job in the host's zone is listed by the zone's
+// real name, its next run in that zone.
+func TestCronAddDefaultChatAndHostZone(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), map[string]string{"channels.telegram.allow_from": "[111]", "agent.timezone": ""})
+	ctx := t.Context()
+	r := runCLI(ctx, "", "-c", cfg, "cron", "add", "--message", "Water the plants", "--cron", "0 9 * * *")
+	if r.code != 0 || !strings.Contains(r.stdout, "added 1: ") || !strings.Contains(r.stdout, "zone "+schedule.LocalName()+",") {
+		t.Fatalf("cron add without --chat = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(ctx, "", "-c", cfg, "cron", "list", "--chat", "111")
+	if r.code != 0 || !strings.Contains(r.stdout, "Water the plants") {
+		t.Fatalf("cron list --chat 111 = %d %q %q: the job is not the owner's", r.code, r.stdout, r.stderr)
+	}
+	row := strings.Split(strings.TrimSpace(r.stdout), "\n")[1]
+	abbr, _ := time.Now().Zone()
+	if strings.Contains(row, "Local") || !strings.Contains(row, schedule.LocalName()) || !strings.Contains(row, "09:00 "+abbr) {
+		t.Errorf("cron list row = %q, want the zone %q and the next run at 09:00 %s", row, schedule.LocalName(), abbr)
+	}
+
+	cfg = writeConfig(t, t.TempDir(), stub.URL(), map[string]string{"channels.telegram.allow_from": "[111, \"@bob\"]"})
+	r = runCLI(ctx, "", "-c", cfg, "cron", "add", "--message", "x", "--every", "1h")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--chat ID is required") || !strings.Contains(r.stderr, "has several: 111, @bob") {
+		t.Errorf("cron add without --chat, two owners = %d %q", r.code, r.stderr)
 	}
 }

@@ -96,11 +96,12 @@ func TestSafetyCheckCommand(t *testing.T) {
 
 func TestApprovalThroughTelegram(t *testing.T) {
 	for _, tt := range []struct {
-		button string
-		want   string
+		button  string
+		want    string
+		outcome string
 	}{
-		{"approve", "exit code:"},
-		{"deny", "Error: command refused"},
+		{"approve", "exit code:", "approved by telegram:111"},
+		{"deny", "Error: command refused", "denied by telegram:111"},
 	} {
 		t.Run(tt.button, func(t *testing.T) {
 			h := startGateway(t, map[string]string{"tools.exec.approval": "owner"})
@@ -132,6 +133,9 @@ func TestApprovalThroughTelegram(t *testing.T) {
 			r := runCLI(t.Context(), "", "-c", h.cfg, "audit")
 			if !strings.Contains(r.stdout, "git push origin main") || !strings.Contains(r.stdout, "telegram:111") {
 				t.Errorf("the audit trail does not record the %s by the owner:\n%s", tt.button, r.stdout)
+			}
+			if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 2 || !strings.HasSuffix(lines[1], "  "+tt.outcome) {
+				t.Errorf("audit after %s: want one row whose OUTCOME is %q:\n%s", tt.button, tt.outcome, r.stdout)
 			}
 		})
 	}
