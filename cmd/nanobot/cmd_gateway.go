@@ -129,10 +129,10 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watchWake(watchCtx, cfg.Storage.Path, *reloadEvery, func(ctx context.Context) {
+		watchWake(watchCtx, cfg.Storage.Path, *reloadEvery, func() {
 			ch.OutboxChanged()
 			if p := rt.proactive(); p != nil {
-				p.resync(ctx)
+				p.wake()
 			}
 		})
 	}()

@@ -396,9 +396,10 @@ func TestDaylightSavingThroughTheGateway(t *testing.T) {
 	}
 }
 
-// `nanobot cron run` beside a running gateway: the gateway is woken and
-// sends the answer at once, not on its next look at the outbox (every
-// 30 s), and the command says so.
+// `nanobot cron add` and `cron run` beside a running gateway: the gateway
+// is woken, sees the job and sends the answer at once, not on its next
+// resync (every minute) or look at the outbox (every 30 s), and the
+// commands say so.
 func TestCronRunIsDeliveredAtOnce(t *testing.T) {
 	h := startGateway(t, nil)
 	waitLogged(t, h.logs, "telegram channel running")
@@ -407,6 +408,11 @@ func TestCronRunIsDeliveredAtOnce(t *testing.T) {
 	r := runCLI(ctx, "", "-c", h.cfg, "cron", "add", "--message", "Stretch", "--every", "24h", "--chat", fmt.Sprint(owner))
 	if r.code != 0 || !strings.Contains(r.stdout, "the running gateway picks it up now") {
 		t.Fatalf("cron add = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	added := time.Now()
+	waitLogged(t, h.logs, "jobs reloaded", "jobs=1")
+	if d := time.Since(added); d > 10*time.Second {
+		t.Errorf("the gateway took %s to see the new job, want well under its one-minute resync", d)
 	}
 	h.model.Script(openaitest.Reply{Text: "Time to stretch."})
 	r = runCLI(ctx, "", "-c", h.cfg, "cron", "run", "1")

@@ -35,13 +35,13 @@ func wakeGateway(db string) (running, woken bool) {
 		running = true // unknown: wake it in case
 	}
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 10)
-	return running, os.WriteFile(wakePath(db), []byte(stamp), 0o600) == nil
+	return running, os.WriteFile(wakePath(db), []byte(stamp), 0o644) == nil
 }
 
 // watchWake calls wake whenever the wake file of db changes, checking it
 // every interval until ctx ends. The file's state at the start is no
 // change.
-func watchWake(ctx context.Context, db string, every time.Duration, wake func(context.Context)) {
+func watchWake(ctx context.Context, db string, every time.Duration, wake func()) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	path := wakePath(db)
@@ -65,6 +65,6 @@ func watchWake(ctx context.Context, db string, every time.Duration, wake func(co
 			continue
 		}
 		seen = now
-		wake(ctx)
+		wake()
 	}
 }
