@@ -232,7 +232,8 @@ func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
 			denied++
 		}
 		if withCommand {
-			line += "\t" + oneLine(cmd, 1<<20)
+			// As given, but on the line: tabs and line breaks become spaces.
+			line += "\t" + strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(cmd)
 		}
 		fmt.Fprintln(a.stdout, line)
 	}
