@@ -233,8 +233,20 @@ type ToolEvent struct {
 	Category string
 	Reason   string
 	Approver string
+	// Approval is what came of asking about the call: ApprovalApproved,
+	// ApprovalDenied, ApprovalTimedOut or ApprovalFailed; "" when nobody
+	// was asked.
+	Approval string
 	ExitCode int
 }
+
+// The outcomes of asking about a tool call (ToolEvent.Approval).
+const (
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+	ApprovalTimedOut = "timed out"
+	ApprovalFailed   = "not asked" // asking failed, or the turn ended while waiting
+)
 
 type sentKey struct{}
 

@@ -263,7 +263,7 @@ func Describe(j Job) string {
 	if !j.NextRun.IsZero() {
 		next = j.NextRun.In(spec.Zone).Format(schedule.ShowFormat)
 	}
-	return fmt.Sprintf("%d: %s, zone %s, next run %s: %q", j.ID, spec.Describe(), spec.ZoneName(), next, oneLine(j.Message, 80))
+	return fmt.Sprintf("%d: %s, zone %s, next run %s: %q", j.ID, spec.Describe(), spec.ShownZone(), next, oneLine(j.Message, 80))
 }
 
 // List is the chat's jobs as text, for people and the model.

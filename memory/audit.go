@@ -21,6 +21,10 @@ type AuditEntry struct {
 	Category string
 	Reason   string
 	Approver string
+	// Approval is what came of asking (agent.ApprovalApproved and the
+	// others); "" when nobody was asked, or for calls recorded before it
+	// was (see Outcome).
+	Approval string
 	Duration time.Duration
 	ExitCode int
 	// OutputBytes is the size of the tool's output.
@@ -55,9 +59,9 @@ func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
 
 func insertAudit(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO audit
-		(at, session, tool, args, verdict, category, reason, approver, duration_ns, exit_code, output_bytes)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		millis(e.At), e.Session, e.Tool, e.Args, e.Verdict, e.Category, e.Reason, e.Approver,
+		(at, session, tool, args, verdict, category, reason, approver, approval, duration_ns, exit_code, output_bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		millis(e.At), e.Session, e.Tool, e.Args, e.Verdict, e.Category, e.Reason, e.Approver, e.Approval,
 		int64(e.Duration), e.ExitCode, e.OutputBytes)
 	return err
 }
@@ -71,9 +75,29 @@ func auditEntry(ev agent.ToolEvent) AuditEntry {
 	}
 	return AuditEntry{
 		At: time.Now().Add(-ev.Duration), Session: ev.Turn.Session, Tool: ev.Tool, Args: ev.Args,
-		Verdict: verdict, Category: ev.Category, Reason: ev.Reason, Approver: ev.Approver,
+		Verdict: verdict, Category: ev.Category, Reason: ev.Reason, Approver: ev.Approver, Approval: ev.Approval,
 		Duration: ev.Duration, ExitCode: ev.ExitCode, OutputBytes: len(ev.Result),
 	}
+}
+
+// Outcome says what happened to the call: "approved by telegram:42",
+// "denied by telegram:42", "timed out", "not asked" (asking failed), or
+// "ran" and "refused" for calls nobody was asked about. For a
+// call recorded before approvals were, an "ask" that ran was approved.
+func (e AuditEntry) Outcome() string {
+	approval := e.Approval
+	if approval == "" && e.Verdict == "ask" {
+		approval = agent.ApprovalApproved
+	}
+	switch {
+	case approval == "" && e.Verdict == "deny":
+		return "refused"
+	case approval == "":
+		return "ran"
+	case e.Approver != "":
+		return approval + " by " + e.Approver
+	}
+	return approval
 }
 
 // Audit returns the entries f selects, newest first.
@@ -91,7 +115,7 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) 
 		where = append(where, "session = ?")
 		args = append(args, f.Session)
 	}
-	q := `SELECT at, session, tool, args, verdict, category, reason, approver, duration_ns, exit_code, output_bytes
+	q := `SELECT at, session, tool, args, verdict, category, reason, approver, approval, duration_ns, exit_code, output_bytes
 		FROM audit`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -113,7 +137,7 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) 
 		var e AuditEntry
 		var at, dur int64
 		if err := rows.Scan(&at, &e.Session, &e.Tool, &e.Args, &e.Verdict, &e.Category, &e.Reason,
-			&e.Approver, &dur, &e.ExitCode, &e.OutputBytes); err != nil {
+			&e.Approver, &e.Approval, &dur, &e.ExitCode, &e.OutputBytes); err != nil {
 			return nil, fmt.Errorf("read audit: %w", err)
 		}
 		e.At = fromMillis(at)

@@ -11,6 +11,26 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 )
 
+func TestAuditOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		e    AuditEntry
+		want string
+	}{
+		{AuditEntry{Verdict: "allow"}, "ran"},
+		{AuditEntry{Verdict: "deny", Category: "destroy"}, "refused"},
+		{AuditEntry{Verdict: "ask", Approver: "telegram:42", Approval: agent.ApprovalApproved}, "approved by telegram:42"},
+		{AuditEntry{Verdict: "deny", Approver: "telegram:42", Approval: agent.ApprovalDenied}, "denied by telegram:42"},
+		{AuditEntry{Verdict: "deny", Approval: agent.ApprovalTimedOut}, "timed out"},
+		{AuditEntry{Verdict: "deny", Approval: agent.ApprovalFailed}, "not asked"},
+		// Recorded before approvals were: an ask that ran was approved.
+		{AuditEntry{Verdict: "ask", Approver: "telegram:42"}, "approved by telegram:42"},
+	} {
+		if got := tc.e.Outcome(); got != tc.want {
+			t.Errorf("%+v.Outcome() = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
 func TestAudit(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t)
@@ -21,7 +41,7 @@ func TestAudit(t *testing.T) {
 		{At: base.Add(time.Hour), Session: "telegram:1", Tool: "exec", Args: `{"command":"rm -rf ~"}`, Verdict: "deny",
 			Category: "destroy", Reason: "recursive delete of home"},
 		{At: base.Add(2 * time.Hour), Session: "telegram:2", Tool: "exec", Args: `{"command":"npm i -g x"}`, Verdict: "deny",
-			Category: "package_install", Reason: "global install", Approver: "owner:7"},
+			Category: "package_install", Reason: "global install", Approver: "owner:7", Approval: agent.ApprovalDenied},
 		{At: base.Add(3 * time.Hour), Session: "telegram:2", Tool: "read_file", Args: `{"path":"a.txt"}`,
 			Duration: time.Millisecond, OutputBytes: 3},
 	}

@@ -24,8 +24,11 @@ type Counts struct {
 	Messages int64
 	Memory   int64 // MEMORY documents (one per scope)
 	History  int64 // HISTORY entries
-	Jobs     int64 // scheduled jobs; see HasJobs
-	HasJobs  bool  // the schema has a jobs table
+	Jobs     int64 // live scheduled jobs: not removed, with a run to come; see HasJobs
+	// EndedJobs are the rows of removed jobs and of one-shot jobs that
+	// have run, kept so their turns' usage still counts for their chat.
+	EndedJobs int64
+	HasJobs   bool // the schema has a jobs table
 }
 
 // BackupInfo describes a checked database copy.
@@ -238,7 +241,10 @@ func count(ctx context.Context, db *sql.DB) (Counts, error) {
 	// Scheduled jobs arrive with a later schema; older databases have none.
 	if hasTable(ctx, db, "jobs") {
 		c.HasJobs = true
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM jobs`).Scan(&c.Jobs); err != nil {
+		if err := db.QueryRowContext(ctx, `SELECT
+			count(*) FILTER (WHERE removed_at IS NULL AND next_run IS NOT NULL),
+			count(*) FILTER (WHERE removed_at IS NOT NULL OR next_run IS NULL)
+			FROM jobs`).Scan(&c.Jobs, &c.EndedJobs); err != nil {
 			return Counts{}, fmt.Errorf("count jobs: %w", err)
 		}
 	}

@@ -102,19 +102,19 @@ func (t *tool) authorize(ctx context.Context, args json.RawMessage, ev *agent.To
 	ev.Approver = who
 	switch {
 	case err == nil && approved:
-		ev.Verdict = "ask"
+		ev.Verdict, ev.Approval = "ask", agent.ApprovalApproved
 		return nil
 	case ctx.Err() != nil:
-		ev.Verdict = "deny"
+		ev.Verdict, ev.Approval = "deny", agent.ApprovalFailed
 		return fmt.Errorf("stopped while waiting for the owner's approval: %w", ctx.Err())
 	case err != nil:
-		ev.Verdict = "deny"
+		ev.Verdict, ev.Approval = "deny", agent.ApprovalFailed
 		return fmt.Errorf("the call to %s was not run: asking the owner failed (%v), which counts as a denial", t.spec.Name, err)
 	case actx.Err() != nil:
-		ev.Verdict = "deny"
+		ev.Verdict, ev.Approval = "deny", agent.ApprovalTimedOut
 		return fmt.Errorf("the call to %s was not run: the owner did not answer in time, which counts as a denial", t.spec.Name)
 	default:
-		ev.Verdict = "deny"
+		ev.Verdict, ev.Approval = "deny", agent.ApprovalDenied
 		return fmt.Errorf("the call to %s was not run: the owner denied it", t.spec.Name)
 	}
 }

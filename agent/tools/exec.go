@@ -187,6 +187,7 @@ func (e *Exec) approve(ctx context.Context, command string, v safety.Verdict, ev
 	switch e.Approval {
 	case ApprovalAllow:
 		ev.Approver = "config (tools.exec.approval: allow)"
+		ev.Approval = agent.ApprovalApproved
 		return nil
 	case ApprovalOwner:
 	default:
@@ -206,15 +207,19 @@ func (e *Exec) approve(ctx context.Context, command string, v safety.Verdict, ev
 	ev.Approver = who
 	switch {
 	case err == nil && approved:
+		ev.Approval = agent.ApprovalApproved
 		return nil
 	case ctx.Err() != nil:
-		ev.Verdict = string(safety.Deny)
+		ev.Verdict, ev.Approval = string(safety.Deny), agent.ApprovalFailed
 		return fmt.Errorf("stopped while waiting for the owner's approval: %w", ctx.Err())
 	case expired:
+		ev.Approval = agent.ApprovalTimedOut
 		return refuse(fmt.Sprintf("the owner did not answer within %s, which counts as a denial", fmtDuration(timeout)))
 	case err != nil:
+		ev.Approval = agent.ApprovalFailed
 		return refuse(fmt.Sprintf("asking the owner failed (%v), which counts as a denial", err))
 	default:
+		ev.Approval = agent.ApprovalDenied
 		return refuse("the owner denied it")
 	}
 }

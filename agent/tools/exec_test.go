@@ -204,16 +204,17 @@ func TestExecAsk(t *testing.T) {
 		wantErr  string
 		verdict  string
 		who      string
+		outcome  string // ToolEvent.Approval
 	}{
 		{name: "approval unset", approval: "", wantErr: refused + "it needs the owner's approval, which is not enabled (tools.exec.approval)", verdict: "deny"},
 		{name: "approval deny", approval: ApprovalDeny, wantErr: refused + "it needs the owner's approval, which is not enabled (tools.exec.approval)", verdict: "deny"},
-		{name: "approval allow", approval: ApprovalAllow, ran: true, verdict: "ask", who: "config (tools.exec.approval: allow)"},
+		{name: "approval allow", approval: ApprovalAllow, ran: true, verdict: "ask", who: "config (tools.exec.approval: allow)", outcome: agent.ApprovalApproved},
 		{name: "owner without approver", approval: ApprovalOwner, wantErr: refused + "it needs the owner's approval, but no approver is configured", verdict: "deny"},
-		{name: "owner approves", approval: ApprovalOwner, approver: &fakeApprover{approved: true, who: "telegram:42"}, ran: true, verdict: "ask", who: "telegram:42"},
-		{name: "owner denies", approval: ApprovalOwner, approver: &fakeApprover{approved: false, who: "telegram:42"}, wantErr: refused + "the owner denied it", verdict: "deny", who: "telegram:42"},
-		{name: "owner silent", approval: ApprovalOwner, approver: &fakeApprover{wait: true}, wantErr: refused + "the owner did not answer within 50ms, which counts as a denial", verdict: "deny"},
-		{name: "approver fails", approval: ApprovalOwner, approver: &fakeApprover{err: errors.New("telegram unreachable")}, wantErr: refused + "asking the owner failed (telegram unreachable), which counts as a denial", verdict: "deny"},
-		{name: "approved with an error", approval: ApprovalOwner, approver: &fakeApprover{approved: true, err: errors.New("odd")}, wantErr: "which counts as a denial", verdict: "deny"},
+		{name: "owner approves", approval: ApprovalOwner, approver: &fakeApprover{approved: true, who: "telegram:42"}, ran: true, verdict: "ask", who: "telegram:42", outcome: agent.ApprovalApproved},
+		{name: "owner denies", approval: ApprovalOwner, approver: &fakeApprover{approved: false, who: "telegram:42"}, wantErr: refused + "the owner denied it", verdict: "deny", who: "telegram:42", outcome: agent.ApprovalDenied},
+		{name: "owner silent", approval: ApprovalOwner, approver: &fakeApprover{wait: true}, wantErr: refused + "the owner did not answer within 50ms, which counts as a denial", verdict: "deny", outcome: agent.ApprovalTimedOut},
+		{name: "approver fails", approval: ApprovalOwner, approver: &fakeApprover{err: errors.New("telegram unreachable")}, wantErr: refused + "asking the owner failed (telegram unreachable), which counts as a denial", verdict: "deny", outcome: agent.ApprovalFailed},
+		{name: "approved with an error", approval: ApprovalOwner, approver: &fakeApprover{approved: true, err: errors.New("odd")}, wantErr: "which counts as a denial", verdict: "deny", outcome: agent.ApprovalFailed},
 		{name: "unknown approval setting", approval: "sometimes", wantErr: refused + "it needs the owner's approval", verdict: "deny"},
 	}
 	for _, tt := range tests {
@@ -239,6 +240,9 @@ func TestExecAsk(t *testing.T) {
 			}
 			if ev.Verdict != tt.verdict || ev.Approver != tt.who || ev.Category != "package_install" {
 				t.Errorf("event verdict %q approver %q category %q; want %q, %q, package_install", ev.Verdict, ev.Approver, ev.Category, tt.verdict, tt.who)
+			}
+			if ev.Approval != tt.outcome {
+				t.Errorf("event approval %q, want %q", ev.Approval, tt.outcome)
 			}
 			if tt.approver != nil {
 				if want := "touch canary | package_install: installs globally"; len(tt.approver.asked) != 1 || tt.approver.asked[0] != want {

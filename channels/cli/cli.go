@@ -23,6 +23,9 @@ type Chat struct {
 	Out     io.Writer
 	Session string // "cli:default" when empty
 	R       Responder
+	// Plain reads messages line by line and prints only the answers, with
+	// no banner and no prompts: for input that is not a terminal.
+	Plain bool
 }
 
 // Turn returns the turn of a session name such as "cli:default" or "work".
@@ -45,13 +48,19 @@ func (c *Chat) Once(ctx context.Context, text string) (string, error) {
 // Run is an interactive chat; it ends at end of input (Ctrl-D), on "exit"
 // or when ctx is cancelled.
 func (c *Chat) Run(ctx context.Context) error {
-	fmt.Fprintln(c.Out, "nanobot: type a message, Ctrl-D to quit.")
+	if !c.Plain {
+		fmt.Fprintln(c.Out, "nanobot: type a message, Ctrl-D to quit.")
+	}
 	lines := bufio.NewScanner(c.In)
 	lines.Buffer(make([]byte, 64*1024), 1<<20)
 	for {
-		fmt.Fprint(c.Out, "> ")
+		if !c.Plain {
+			fmt.Fprint(c.Out, "> ")
+		}
 		if !lines.Scan() {
-			fmt.Fprintln(c.Out)
+			if !c.Plain {
+				fmt.Fprintln(c.Out)
+			}
 			return lines.Err()
 		}
 		text := strings.TrimSpace(lines.Text())
@@ -67,6 +76,10 @@ func (c *Chat) Run(ctx context.Context) error {
 				return nil
 			}
 			return err
+		}
+		if c.Plain {
+			fmt.Fprintln(c.Out, strings.TrimSpace(reply))
+			continue
 		}
 		fmt.Fprintf(c.Out, "\n%s\n\n", strings.TrimSpace(reply))
 	}

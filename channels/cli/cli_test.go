@@ -31,6 +31,18 @@ func TestInteractiveChat(t *testing.T) {
 	}
 }
 
+// Input that is not a terminal gets the answers only, one after another.
+func TestPlainChat(t *testing.T) {
+	var out strings.Builder
+	c := &cli.Chat{In: strings.NewReader("hello\n\nsecond line\n"), Out: &out, R: &upper{}, Plain: true}
+	if err := c.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "HELLO\nSECOND LINE\n"; got != want {
+		t.Errorf("plain output = %q, want %q", got, want)
+	}
+}
+
 func TestTurn(t *testing.T) {
 	tests := []struct{ in, session, chat string }{
 		{"", "cli:default", "default"},

@@ -267,6 +267,7 @@ func (r *fakeResponder) waitCalls(t *testing.T, n int) []respondCall {
 type fakeSessions struct {
 	mu     sync.Mutex
 	resets []string
+	model  string // when set, Status names the model itself
 }
 
 func (s *fakeSessions) Reset(_ context.Context, session string) error {
@@ -277,7 +278,18 @@ func (s *fakeSessions) Reset(_ context.Context, session string) error {
 }
 
 func (s *fakeSessions) Status(_ context.Context, session string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model != "" {
+		return "Model: " + s.model + "\nConversation " + session + ": 3 messages", nil
+	}
 	return "Conversation " + session + ": 3 messages", nil
+}
+
+func (s *fakeSessions) setModel(m string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.model = m
 }
 
 func (s *fakeSessions) Resets() []string {

@@ -40,11 +40,14 @@ const (
 		"/stop: stop what I am working on\n" +
 		"/status: model, conversation and queue\n" +
 		"/jobs: scheduled jobs of this chat\n" +
-		"/subagents: background tasks running for this chat\n\n" +
+		"/subagents: background tasks running for this chat\n" +
+		"/help: this list\n\n" +
+		"Any other /command gets this list too; everything else goes to me.\n" +
 		"In groups, mention me or reply to me."
-	noVoice       = "Voice messages are not configured (set provider.transcription_model)."
-	blindNote     = "[The user sent an image, which this model cannot see.]"
-	noticeUnknown = "Sorry, this assistant is private. Your Telegram user id is %d; its owner can add it to channels.telegram.allow_from."
+	unknownCommandText = "I do not know /%s.\n\n" + helpText
+	noVoice            = "Voice messages are not configured (set provider.transcription_model)."
+	blindNote          = "[The user sent an image, which this model cannot see.]"
+	noticeUnknown      = "Sorry, this assistant is private. Your Telegram user id is %d; its owner can add it to channels.telegram.allow_from."
 )
 
 // prepare decides what a recorded item needs: a queued job (queue true), or
@@ -94,6 +97,11 @@ func (c *Channel) prepare(ctx context.Context, it channels.InboxItem) (j *job, r
 		return nil, c.status(ctx, it.ChatID), false
 	case cmd == "new":
 		return &job{item: it, msg: m, kind: jobNew, text: "/new", sender: m.From.ID}, "", true
+	}
+	if name, ok := unknownCommand(text); ok && m.Text != "" {
+		// A command this bot lacks is a typo or an old habit: the model
+		// would only guess at it.
+		return nil, fmt.Sprintf(unknownCommandText, name), false
 	}
 	j = &job{item: it, msg: m, kind: jobText, text: c.withName(m, text), sender: m.From.ID}
 	switch {
@@ -204,7 +212,33 @@ func command(text, botName string) (string, bool) {
 	case "start", "help", "new", "stop", "status", "jobs", "subagents":
 		return name, true
 	}
-	return "", true // unknown commands go to the model as text
+	return "", true // unknown commands are answered by prepare
+}
+
+// unknownCommand reports text that starts with a command of Telegram's
+// shape (a slash, then 1 to 32 letters, digits or underscores, maybe
+// "@bot") that command does not know, and its name. A path such as
+// "/etc/hosts is gone" is no command.
+func unknownCommand(text string) (string, bool) {
+	rest, ok := strings.CutPrefix(text, "/")
+	if !ok {
+		return "", false
+	}
+	word, _, _ := strings.Cut(rest, " ")
+	word, _, _ = strings.Cut(word, "\n")
+	name, _, _ := strings.Cut(word, "@")
+	if len(name) == 0 || len(name) > 32 {
+		return "", false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return "", false
+		}
+	}
+	if cmd, _ := command("/"+name, ""); cmd != "" {
+		return "", false
+	}
+	return strings.ToLower(name), true
 }
 
 func displayName(u *models.User) string {
@@ -228,17 +262,21 @@ func (c *Channel) withName(m *models.Message, text string) string {
 }
 
 func (c *Channel) status(ctx context.Context, chat string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Model: %s\n", *c.model.Load())
+	var session string
 	if c.sessions != nil {
 		s, err := c.sessions.Status(ctx, "telegram:"+chat)
 		if err != nil {
 			c.log.Error("session status", "chat_id", chat, "err", err)
 			s = "Conversation: unavailable"
 		}
-		if s != "" {
-			b.WriteString(strings.TrimSpace(s) + "\n")
-		}
+		session = strings.TrimSpace(s)
+	}
+	var b strings.Builder
+	if !strings.HasPrefix(session, "Model:") && !strings.Contains(session, "\nModel:") {
+		fmt.Fprintf(&b, "Model: %s\n", *c.model.Load())
+	}
+	if session != "" {
+		b.WriteString(session + "\n")
 	}
 	fmt.Fprintf(&b, "Uptime: %s\n", time.Since(c.startedAt).Round(time.Second))
 	waiting, busy, queued, running := c.disp.chatLoad(chat)

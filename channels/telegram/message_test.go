@@ -190,3 +190,44 @@ func TestClassify(t *testing.T) {
 		t.Errorf("retry wait = %v, want 3s", wait)
 	}
 }
+
+func TestUnknownCommand(t *testing.T) {
+	for _, tc := range []struct {
+		text, want string
+		ok         bool
+	}{
+		{"/foo", "foo", true},
+		{"/Foo_2@some_bot and more", "foo_2", true},
+		{"/stats\nsecond line", "stats", true},
+		{"/status", "", false},
+		{"/HELP", "", false},
+		{"/etc/hosts is empty", "", false},
+		{"/", "", false},
+		{"/ x", "", false},
+		{"/" + strings.Repeat("a", 33), "", false},
+		{"hello /foo", "", false},
+		{"/café", "", false},
+	} {
+		if got, ok := unknownCommand(tc.text); got != tc.want || ok != tc.ok {
+			t.Errorf("unknownCommand(%q) = %q, %v, want %q, %v", tc.text, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func FuzzUnknownCommand(f *testing.F) {
+	for _, s := range []string{"/foo", "/status@bot", "/etc/x", "/a_b\nc", "/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		name, ok := unknownCommand(text)
+		if !ok {
+			return
+		}
+		if cmd, _ := command("/"+name, ""); cmd != "" {
+			t.Errorf("unknownCommand(%q) = %q, a known command", text, name)
+		}
+		if len(name) == 0 || len(name) > 32 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			t.Errorf("unknownCommand(%q) = %q, not a command's shape", text, name)
+		}
+	})
+}

@@ -137,7 +137,9 @@ type Responder interface {
 	Respond(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (string, error)
 }
 
-// Sessions serves the /new and /status commands.
+// Sessions serves the /new and /status commands. A Status text with a
+// "Model:" line of its own (one that knows of fallbacks, say) replaces the
+// channel's.
 type Sessions interface {
 	Reset(ctx context.Context, session string) error
 	Status(ctx context.Context, session string) (string, error)

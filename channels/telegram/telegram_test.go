@@ -528,6 +528,42 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// A session status that names the model (with its fallback) replaces the
+// channel's own model line: /status shows one.
+func TestStatusNamesTheModelOnce(t *testing.T) {
+	h := run(t, setup{})
+	h.sess.setModel("test-model (the last answer came from the fallback backup)")
+	h.srv.SendText(owner, owner, "alice", "/status")
+	got := waitSent(t, h.srv, 1)[0].Text
+	if n := strings.Count(got, "Model:"); n != 1 || !strings.Contains(got, "fallback backup") {
+		t.Errorf("/status = %q: %d model lines, want the session's one", got, n)
+	}
+}
+
+// A command the bot does not have is answered with the list of commands
+// and never reaches the model; a path is no command.
+func TestUnknownCommandListsTheCommands(t *testing.T) {
+	h := run(t, setup{})
+	for i, text := range []string{"/foo", "/Foo_2@" + telegramtest.BotUsername + " with words", "/stats"} {
+		h.srv.SendText(owner, owner, "alice", text)
+		got := waitSent(t, h.srv, i+1)[i].Text
+		name, _, _ := strings.Cut(strings.TrimPrefix(text, "/"), "@")
+		if !strings.Contains(got, "I do not know /"+strings.ToLower(name)) || !strings.Contains(got, "/status: ") || !strings.Contains(got, "/help") {
+			t.Errorf("%q answered %q, want the list of commands", text, got)
+		}
+	}
+	if n := len(h.resp.Calls()); n != 0 {
+		t.Errorf("unknown commands made %d model calls, want 0", n)
+	}
+	h.srv.SendText(owner, owner, "alice", "/etc/hosts is empty")
+	if calls := h.resp.waitCalls(t, 1); !strings.Contains(calls[0].Msg.Content, "/etc/hosts") {
+		t.Errorf("a path went to the model as %+v", calls[0])
+	}
+	if got := waitSent(t, h.srv, 4)[3].Text; !strings.Contains(got, "echo:") {
+		t.Errorf("a message starting with a path was answered %q, want the model's answer", got)
+	}
+}
+
 func TestDuplicateUpdateRecordedOnce(t *testing.T) {
 	h := run(t, setup{})
 	raw := privateUpdate(9000, owner, "only once")

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/nanobot-go/nanobot"
 	"github.com/nanobot-go/nanobot/agent"
@@ -314,5 +317,77 @@ func TestUnknownCommand(t *testing.T) {
 	}
 	if r := runCLI(t.Context(), "", "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "nanobot ") {
 		t.Errorf("version = %d %q", r.code, r.stdout)
+	}
+}
+
+// An empty -m is a mistake, not a request for the interactive chat.
+func TestAgentEmptyMessage(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	for _, args := range [][]string{{"-m", ""}, {"--message="}, {"-m", "  "}} {
+		r := runCLI(t.Context(), "hello\n", append([]string{"-c", cfg, "agent"}, args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "-m: the message is empty") || r.stdout != "" {
+			t.Errorf("agent %q = %d %q %q, want exit %d and the empty message named", args, r.code, r.stdout, r.stderr, exitUsage)
+		}
+	}
+	if n := stub.RequestCount(); n != 0 {
+		t.Errorf("an empty -m made %d model requests", n)
+	}
+}
+
+// Input that is not a terminal is read line by line and only the answers
+// are printed: no banner, no prompts.
+func TestAgentPipedInput(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	stub.Script(openaitest.Reply{Text: "one"}, openaitest.Reply{Text: "two"})
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	r := runCLI(t.Context(), "first\n\nsecond\n", "-c", cfg, "agent")
+	if r.code != 0 || r.stdout != "one\ntwo\n" {
+		t.Errorf("piped agent = %d %q, want %q\n%s", r.code, r.stdout, "one\ntwo\n", r.stderr)
+	}
+}
+
+// A pipe and /dev/null are no terminal, though /dev/null is a character
+// device.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for name, in := range map[string]io.Reader{"pipe": r, "/dev/null": null, "reader": strings.NewReader("x")} {
+		if isTerminal(in) {
+			t.Errorf("isTerminal(%s) = true, want false", name)
+		}
+	}
+}
+
+// The far side of a pseudo-terminal is a terminal.
+func TestIsTerminalPTY(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlock the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("name the pseudo-terminal: %v", err)
+	}
+	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open the pseudo-terminal: %v", err)
+	}
+	defer pts.Close()
+	if !isTerminal(pts) {
+		t.Error("isTerminal(pseudo-terminal) = false, want true")
 	}
 }

@@ -276,3 +276,33 @@ func TestGatewayBackupsOnSchedule(t *testing.T) {
 		t.Errorf("status:\n%s", st.stdout)
 	}
 }
+
+// A backup onto an existing file names --force; the jobs it reports are
+// the live ones, with the removed ones told apart.
+func TestBackupCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "http://127.0.0.1:1/v1", nil)
+	ctx := t.Context()
+	for _, every := range []string{"1h", "2h", "3h"} {
+		if r := runCLI(ctx, "", "-c", cfg, "cron", "add", "--message", "m", "--every", every, "--chat", "111"); r.code != 0 {
+			t.Fatalf("cron add = %d %q", r.code, r.stderr)
+		}
+	}
+	if r := runCLI(ctx, "", "-c", cfg, "cron", "remove", "2"); r.code != 0 {
+		t.Fatalf("cron remove = %d %q", r.code, r.stderr)
+	}
+	dest := filepath.Join(dir, "copy.db")
+	r := runCLI(ctx, "", "-c", cfg, "backup", dest)
+	if r.code != 0 || !strings.Contains(r.stdout, "jobs            2 scheduled (and 1 finished or removed, kept for their usage)") {
+		t.Fatalf("backup = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(ctx, "", "-c", cfg, "backup", dest)
+	if r.code != exitFail || !strings.Contains(r.stderr, dest+" already exists; pass --force to replace it") {
+		t.Errorf("backup onto an existing file = %d %q, want an error naming --force", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"backup", "--force", dest}, {"backup", dest, "--force"}} {
+		if r := runCLI(ctx, "", append([]string{"-c", cfg}, args...)...); r.code != 0 || !strings.Contains(r.stdout, "backup written to "+dest) {
+			t.Errorf("%q = %d %q %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/nanobot-go/nanobot/memory"
@@ -63,11 +65,63 @@ func wantsHelp(args []string) bool {
 func (a *app) help(cmd string) error {
 	text, ok := commandHelp[cmd]
 	if !ok {
-		fmt.Fprint(a.stderr, usageText)
-		return usageError{fmt.Sprintf("unknown command %q", cmd)}
+		return unknownCommand(cmd)
 	}
 	fmt.Fprintf(a.stdout, "Usage: nanobot [-c config.yaml] %s\n\nThe config file is -c/--config FILE (before or after the command), else $NANOBOT_CONFIG, else the first of ./config.yaml, ~/.config/nanobot/config.yaml and ~/.nanobot/config.yaml.\n", strings.TrimLeft(text, "\n"))
 	return nil
+}
+
+// unknownCommand is the usage error of a command nanobot does not have:
+// the nearest command name when one is close enough to be a typo, and
+// where the list is.
+func unknownCommand(cmd string) error {
+	msg := fmt.Sprintf("unknown command %q", cmd)
+	if near := nearestCommand(cmd); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	}
+	return usageError{msg + "\nRun 'nanobot --help' for the list of commands."}
+}
+
+// nearestCommand is the command name within a third of cmd's length in
+// edits (at least one, at most two), the first by name among equally near
+// ones; "" when none is that near.
+func nearestCommand(cmd string) string {
+	names := slices.Sorted(maps.Keys(commandHelp))
+	best, bestDist := "", min(2, max(1, len(cmd)/3))+1 // the farthest allowed, plus one
+	for _, name := range names {
+		if d := editDistance(strings.ToLower(cmd), name); d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the number of insertions, deletions, substitutions and
+// swaps of neighbours that turn a into b (optimal string alignment), over
+// bytes: the command names are ASCII, and a swap ("agnet") is the commonest
+// typo.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // commandHelp is each command's usage: its synopsis line, a blank line,
@@ -95,6 +149,16 @@ Create config.yaml, the workspace and the data directory. Secrets taken from the
 Where: in --dir DIR; else the file -c or NANOBOT_CONFIG names; else ./config.yaml in a checkout of the source (or
 where one exists); else $XDG_CONFIG_HOME/nanobot/config.yaml (~/.config/nanobot), with the workspace and the
 database in $XDG_DATA_HOME/nanobot (~/.local/share/nanobot), where every command finds them.
+Without --non-interactive it asks for what the flags and the environment leave open.
+
+  --dir DIR             the directory to set up (default: see Where above)
+  --force               overwrite an existing config.yaml
+  --non-interactive     take values from flags and the environment; ask nothing
+  --telegram-token T    Telegram bot token (default: $TELEGRAM_BOT_TOKEN, kept as a reference)
+  --base-url URL        OpenAI-compatible API base URL (default: $OPENAI_BASE_URL when set, else https://api.openai.com/v1)
+  --model M             model name (default: $NANOBOT_MODEL when set, else gpt-4o-mini)
+  --api-key K           API key (default: $OPENAI_API_KEY, kept as a reference)
+  --owner ID            your numeric Telegram user id (default: $NANOBOT_OWNER)
 `,
 	"status": `status
 
@@ -116,6 +180,9 @@ nanobot workspace folder (export, import).
 	"safety": `safety check [COMMAND ...]
 
 Judge shell commands with the loaded policy (from standard input, one a line, when none are given).
+Each verdict is a line: "allow", or the verdict, a tab and "category: reason". With more than one
+command (or from standard input) each line ends with a tab and the command. The exit status is 1
+when any command is denied.
 `,
 	"skills": `skills list
 
@@ -124,28 +191,41 @@ it, and for one it does not, what is missing or what is wrong with its SKILL.md,
 `,
 	"audit": `audit [--since 24h] [--denied] [--chat ID] [--limit N]
 
-Print the tool-call audit trail.
+Print the tool-call audit trail, newest first. VERDICT is the policy's; OUTCOME is what happened:
+ran, refused, or for a command the policy asks about, approved, denied or timed out, and by whom.
+
+  --since D     how far back, e.g. 24h or 7d (default 24h)
+  --denied      only refused calls
+  --chat ID     only this chat (a chat id, or a session such as telegram:42)
+  --limit N     at most this many rows (default 200)
 `,
 	"usage": `usage [--since 7d]
 
 Print token usage per chat and day.
-`,
-	"cron": `cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] --chat ID | remove ID | run ID
 
-Scheduled jobs. list shows id, chat, schedule, zone and next run (in the job's zone); add sets one up for a
+  --since D     how far back, e.g. 24h or 7d (default 7d)
+`,
+	"cron": `cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--chat ID] | remove ID | run ID
+
+Scheduled jobs. list shows id, chat, schedule, zone (the host's by its name) and next run (in that zone); add sets one up for a
 Telegram chat; remove removes one; run fires one now (its answer is queued for the chat and the gateway
-delivers it). A running gateway picks up additions and removals within a minute, or at once on SIGHUP.
+delivers it at once). A running gateway picks up additions and removals at once (the command writes the
+wake file beside the database, which the gateway checks with its config), or within a minute.
 
   --message TEXT  add: what the job reminds of or does
   --cron EXPR     add: a 5-field cron expression, e.g. "0 9 * * 1-5"
   --every DUR     add: repeat at this interval, at least 1m (e.g. 2h)
   --at TIME       add: once, at an RFC 3339 or local time, or after a duration such as 20m
   --tz ZONE       add: IANA time zone (default agent.timezone, else the host's)
-  --chat ID       add: the chat the job belongs to; list: only this chat's jobs
+  --chat ID       add: the chat the job belongs to (default: the one entry of channels.telegram.allow_from,
+                  when there is one); list: only this chat's jobs
 `,
 	"health": `health [--ready] [--addr HOST:PORT]
 
 Probe the admin endpoint of a running gateway: liveness, or readiness with --ready.
+
+  --ready           check readiness (/readyz) instead of liveness (/healthz)
+  --addr HOST:PORT  the admin endpoint (default gateway.listen of the config)
 `,
 	"backup": `backup [--force] FILE
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -117,5 +118,90 @@ func TestVersion(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("version output lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"agnet", "agent", 1}, {"agent", "agent", 0}, {"", "cron", 4}, {"stauts", "status", 1},
+		{"gatway", "gateway", 1}, {"backpu", "backup", 1}, {"fly", "help", 3}, {"ca", "abc", 3},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// A mistyped command gets the nearest name and a pointer at the list, not
+// the whole usage.
+func TestUnknownCommandSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agnet"}, `nanobot: unknown command "agnet"; did you mean "agent"?` + "\nRun 'nanobot --help' for the list of commands.\n"},
+		{[]string{"Stauts"}, `nanobot: unknown command "Stauts"; did you mean "status"?` + "\nRun 'nanobot --help' for the list of commands.\n"},
+		{[]string{"help", "bakup"}, `nanobot: unknown command "bakup"; did you mean "backup"?` + "\nRun 'nanobot --help' for the list of commands.\n"},
+		{[]string{"fly"}, `nanobot: unknown command "fly"` + "\nRun 'nanobot --help' for the list of commands.\n"},
+	} {
+		r := runCLI(t.Context(), "", tc.args...)
+		if r.code != exitUsage || r.stderr != tc.want || r.stdout != "" {
+			t.Errorf("nanobot %q = %d, stdout %q, stderr %q; want %d and %q", tc.args, r.code, r.stdout, r.stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// Every flag a command's synopsis names has a help line of its own.
+func TestEveryFlagHasHelp(t *testing.T) {
+	flag := regexp.MustCompile(`--[a-z][a-z-]*`)
+	for cmd, text := range commandHelp {
+		synopsis, body, _ := strings.Cut(text, "\n")
+		for _, f := range flag.FindAllString(synopsis, -1) {
+			if !regexp.MustCompile(`(?m)^  (-[a-z], )?` + f + `\b`).MatchString(body) {
+				t.Errorf("nanobot %s --help: flag %s has no help line", cmd, f)
+			}
+		}
+	}
+	r := runCLI(t.Context(), "", "onboard", "--help")
+	for _, f := range []string{"--dir", "--force", "--non-interactive", "--telegram-token", "--base-url", "--model", "--api-key", "--owner"} {
+		if !strings.Contains(r.stdout, "\n  "+f+" ") {
+			t.Errorf("onboard --help lacks a line for %s:\n%s", f, r.stdout)
+		}
+	}
+}
+
+// Every listing command says it has nothing in the same way: one sentence.
+func TestEmptyListings(t *testing.T) {
+	cfg := writeConfig(t, t.TempDir(), "http://127.0.0.1:1/v1", nil)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cron", "list"}, "No scheduled jobs.\n"},
+		{[]string{"cron", "list", "--chat", "42"}, "No scheduled jobs for chat 42.\n"},
+		{[]string{"memory", "history"}, "No HISTORY entries.\n"},
+		{[]string{"memory", "history", "--search", "rent"}, "No HISTORY entries matching \"rent\".\n"},
+		{[]string{"audit"}, "No tool calls in the last 24h.\n"},
+		{[]string{"audit", "--denied", "--chat", "42", "--since", "7d"}, "No refused tool calls for chat telegram:42 in the last 7d.\n"},
+	} {
+		r := runCLI(t.Context(), "", append([]string{"-c", cfg}, tc.args...)...)
+		if r.code != 0 || r.stdout != tc.want {
+			t.Errorf("nanobot %q = %d %q (stderr %q), want %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+	if r := runCLI(t.Context(), "", "-c", cfg, "memory", "show"); r.code != 0 || r.stderr != "MEMORY is empty.\n" {
+		t.Errorf("memory show = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// nanobot status names the model on one line, also with fallbacks.
+func TestStatusNamesTheModelOnce(t *testing.T) {
+	cfg := writeConfig(t, t.TempDir(), "http://127.0.0.1:1/v1", map[string]string{"provider.model": "main-model"})
+	r := runCLI(t.Context(), "", "status", "-c", cfg)
+	if r.code != 0 || len(regexp.MustCompile(`(?m)^model `).FindAllString(r.stdout, -1)) != 1 || strings.Count(r.stdout, "main-model") != 1 {
+		t.Errorf("status = %d, want one model line:\n%s", r.code, r.stdout)
 	}
 }

@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/agent"
@@ -41,6 +46,11 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("agent: unexpected argument %q (quote the message and pass it with -m)", fs.Arg(0))}
 	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "m" || f.Name == "message" })
+	if given && strings.TrimSpace(message) == "" {
+		return usageError{"-m: the message is empty"}
+	}
 	rt, err := a.start(ctx, cfgPath, true, nil)
 	if err != nil {
 		return err
@@ -48,8 +58,8 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	defer rt.close(5 * time.Second)
 	rt.waitForMCP(ctx)
 
-	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, R: rt}
-	if message == "" {
+	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, R: rt, Plain: !isTerminal(a.stdin)}
+	if !given {
 		return chat.Run(ctx)
 	}
 	res, err := rt.answer(ctx, cli.Turn(session), agent.Message{Role: agent.RoleUser, Content: message}, false)
@@ -63,4 +73,15 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// isTerminal reports whether r is a terminal, where the chat shows its
+// banner and prompts (/dev/null is a character device but no terminal).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

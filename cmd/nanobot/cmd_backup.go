@@ -21,10 +21,11 @@ import (
 func (a *app) backupCmd(ctx context.Context, cfgPath string, args []string) error {
 	fs := newFlags("backup", a.stderr)
 	force := fs.Bool("force", false, "replace FILE if it exists")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return usageError{"usage: nanobot backup [--force] FILE"}
 	}
 	cfg, err := a.loadConfig(cfgPath)
@@ -34,7 +35,10 @@ func (a *app) backupCmd(ctx context.Context, cfgPath string, args []string) erro
 	if _, err := os.Stat(cfg.Storage.Path); err != nil {
 		return fmt.Errorf("no database to back up at %s (it is created when nanobot first starts): %w", cfg.Storage.Path, err)
 	}
-	dest := fs.Arg(0)
+	dest := pos[0]
+	if _, err := os.Lstat(dest); err == nil && !*force {
+		return fmt.Errorf("%s already exists; pass --force to replace it (the new copy is written beside it first)", dest)
+	}
 	target := dest
 	if *force {
 		// Written beside it first, so a failed copy leaves the old one.
@@ -64,7 +68,11 @@ func printCounts(out io.Writer, c memory.Counts) {
 	fmt.Fprintf(w, "  messages\t%d\n", c.Messages)
 	fmt.Fprintf(w, "  memory entries\t%d MEMORY documents, %d HISTORY entries\n", c.Memory, c.History)
 	if c.HasJobs {
-		fmt.Fprintf(w, "  jobs\t%d\n", c.Jobs)
+		fmt.Fprintf(w, "  jobs\t%d scheduled", c.Jobs)
+		if c.EndedJobs > 0 {
+			fmt.Fprintf(w, " (and %d finished or removed, kept for their usage)", c.EndedJobs)
+		}
+		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintf(w, "  jobs\tnone (no scheduled jobs in this schema)\n")
 	}

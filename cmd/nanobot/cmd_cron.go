@@ -14,11 +14,11 @@ import (
 	"github.com/nanobot-go/nanobot/schedule"
 )
 
-const cronUsage = "usage: nanobot cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] --chat ID | remove ID | run ID"
+const cronUsage = "usage: nanobot cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--chat ID] | remove ID | run ID"
 
 // cron is `nanobot cron list|add|remove|run`: scheduled jobs from the
 // command line. A running gateway picks up additions and removals within a
-// minute, or at once on SIGHUP.
+// minute, or at once on SIGHUP; these commands wake it (see wakeGateway).
 func (a *app) cron(ctx context.Context, cfgPath string, args []string) error {
 	if len(args) == 0 {
 		return usageError{cronUsage}
@@ -76,18 +76,22 @@ func (a *app) cronList(ctx context.Context, cfgPath string, args []string) error
 	if err != nil {
 		return err
 	}
+	if len(list) == 0 {
+		fmt.Fprintln(a.stdout, emptyList("scheduled jobs", chatScope(*chat)))
+		return nil
+	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tCHAT\tSCHEDULE\tZONE\tNEXT RUN\tMESSAGE")
 	for _, j := range list {
-		when, next := "unreadable", "none"
+		when, next, zone := "unreadable", "none", j.Zone
 		spec, err := schedule.Decode(schedule.Kind(j.Kind), j.Spec, j.Zone, j.CreatedAt)
 		if err == nil {
-			when = spec.Describe()
+			when, zone = spec.Describe(), spec.ShownZone()
 			if !j.NextRun.IsZero() {
 				next = j.NextRun.In(spec.Zone).Format(schedule.ShowFormat)
 			}
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.ChatID, when, j.Zone, next, oneLine(j.Message, 60))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.ChatID, when, zone, next, oneLine(j.Message, 60))
 	}
 	return w.Flush()
 }
@@ -103,9 +107,6 @@ func (a *app) cronAdd(ctx context.Context, cfgPath string, args []string) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *chat == "" {
-		return usageError{"cron add: --chat ID is required (the Telegram chat the job delivers to)"}
-	}
 	if *every != 0 && *every%time.Second != 0 {
 		return usageError{"cron add: --every must be whole seconds"}
 	}
@@ -114,13 +115,35 @@ func (a *app) cronAdd(ctx context.Context, cfgPath string, args []string) error 
 		return err
 	}
 	defer done()
+	if *chat == "" {
+		if *chat, err = defaultChat(cfg.Channels.Telegram.AllowFrom); err != nil {
+			return err
+		}
+	}
 	j, err := svc.Add(ctx, jobs.Chat{Channel: "telegram", ChatID: *chat, UserID: cfg.Owner()}, *message,
 		schedule.Input{CronExpr: *expr, EverySeconds: int(*every / time.Second), At: *at, TZ: *tz})
 	if err != nil {
 		return usageError{"cron add: " + flagNames(err.Error())}
 	}
-	fmt.Fprintf(a.stdout, "added %s\n(a running gateway picks it up within a minute, or at once on SIGHUP)\n", jobs.Describe(j))
+	fmt.Fprintf(a.stdout, "added %s\n(%s)\n", jobs.Describe(j), pickupNote(cfg.Storage.Path))
 	return nil
+}
+
+// defaultChat is the chat a job goes to without --chat: the one entry of
+// allow_from, when it is a chat id (the owner's private chat has the id of
+// the owner).
+func defaultChat(allow []string) (string, error) {
+	const need = "cron add: --chat ID is required (the Telegram chat the job delivers to)"
+	switch {
+	case len(allow) == 0:
+		return "", usageError{need + "; channels.telegram.allow_from is empty"}
+	case len(allow) > 1:
+		return "", usageError{fmt.Sprintf("%s; channels.telegram.allow_from has several: %s", need, strings.Join(allow, ", "))}
+	}
+	if id, err := strconv.ParseInt(allow[0], 10, 64); err != nil || id == 0 {
+		return "", usageError{fmt.Sprintf("%s; the one entry of channels.telegram.allow_from, %s, is not a chat id", need, allow[0])}
+	}
+	return allow[0], nil
 }
 
 // flagNames words the schedule errors in terms of the command's flags.
@@ -137,7 +160,7 @@ func (a *app) cronRemove(ctx context.Context, cfgPath string, args []string) err
 	if err != nil {
 		return err
 	}
-	svc, _, done, err := a.cronService(ctx, cfgPath)
+	svc, cfg, done, err := a.cronService(ctx, cfgPath)
 	if err != nil {
 		return err
 	}
@@ -146,6 +169,7 @@ func (a *app) cronRemove(ctx context.Context, cfgPath string, args []string) err
 		return err
 	}
 	fmt.Fprintf(a.stdout, "removed job %d\n", id)
+	wakeGateway(cfg.Storage.Path)
 	return nil
 }
 
@@ -176,8 +200,32 @@ func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error 
 	if text == "" {
 		return fmt.Errorf("job %d: the run was interrupted; the gateway finishes it on its next start", id)
 	}
-	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; the gateway delivers it)\n", strings.TrimSpace(text))
+	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; %s)\n", strings.TrimSpace(text), deliveryNote(rt.config().Storage.Path))
 	return nil
+}
+
+// deliveryNote wakes the gateway for a queued answer and says when the
+// chat gets it.
+func deliveryNote(db string) string {
+	switch running, woken := wakeGateway(db); {
+	case !running:
+		return "no gateway is running: it is delivered when one starts"
+	case woken:
+		return "the running gateway delivers it now"
+	}
+	return "the running gateway delivers it within 30 s"
+}
+
+// pickupNote wakes the gateway for a changed job and says when it sees
+// the change.
+func pickupNote(db string) string {
+	switch running, woken := wakeGateway(db); {
+	case !running:
+		return "no gateway is running: it is scheduled when one starts"
+	case woken:
+		return "the running gateway picks it up now"
+	}
+	return "a running gateway picks it up within a minute, or at once on SIGHUP"
 }
 
 // parseJobID reads a job id from the command line.

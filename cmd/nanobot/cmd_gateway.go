@@ -143,6 +143,16 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		watchWake(watchCtx, cfg.Storage.Path, *reloadEvery, func() {
+			ch.OutboxChanged()
+			if p := rt.proactive(); p != nil {
+				p.wake()
+			}
+		})
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
 		idle.Watch(watchCtx, idle.Options{Release: rt.store.ShrinkMemory, Logger: log})
 	}()
 

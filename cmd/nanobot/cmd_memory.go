@@ -58,7 +58,7 @@ func (a *app) memory(ctx context.Context, cfgPath string, args []string) error {
 			return err
 		}
 		if strings.TrimSpace(doc) == "" {
-			fmt.Fprintln(a.stderr, "(MEMORY is empty)")
+			fmt.Fprintln(a.stderr, "MEMORY is empty.")
 			return nil
 		}
 		fmt.Fprintln(a.stdout, strings.TrimRight(doc, "\n"))
@@ -72,6 +72,14 @@ func (a *app) memory(ctx context.Context, cfgPath string, args []string) error {
 		}
 		if err != nil {
 			return err
+		}
+		if len(entries) == 0 {
+			what := ""
+			if *search != "" {
+				what = fmt.Sprintf("matching %q", *search)
+			}
+			fmt.Fprintln(a.stdout, emptyList("HISTORY entries", what))
+			return nil
 		}
 		for _, e := range entries {
 			fmt.Fprintln(a.stdout, historyLine(e))

@@ -243,29 +243,49 @@ func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One command's verdict stands alone; among several, each line ends
+	// with a tab and its command, so the verdicts read as before and a
+	// script finds the command in the last field.
+	withCommand := len(args) != 2
+	denied, judged := 0, 0
 	judge := func(cmd string) {
 		v := policy.Check(cmd)
-		if v.Action == safety.Allow {
-			fmt.Fprintln(a.stdout, "allow")
-			return
+		judged++
+		line := string(v.Action)
+		if v.Action != safety.Allow {
+			line = fmt.Sprintf("%s\t%s: %s", v.Action, v.Category, v.Reason)
 		}
-		fmt.Fprintf(a.stdout, "%s\t%s: %s\n", v.Action, v.Category, v.Reason)
+		if v.Action == safety.Deny {
+			denied++
+		}
+		if withCommand {
+			// As given, but on the line: tabs and line breaks become spaces.
+			line += "\t" + strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(cmd)
+		}
+		fmt.Fprintln(a.stdout, line)
 	}
 	if len(args) > 1 {
 		for _, c := range args[1:] {
 			judge(c)
 		}
-		return nil
-	}
-	lines := bufio.NewScanner(a.stdin)
-	lines.Buffer(make([]byte, 64*1024), 1<<20)
-	for lines.Scan() {
-		if strings.TrimSpace(lines.Text()) == "" {
-			continue
+	} else {
+		lines := bufio.NewScanner(a.stdin)
+		lines.Buffer(make([]byte, 64*1024), 1<<20)
+		for lines.Scan() {
+			if strings.TrimSpace(lines.Text()) == "" {
+				continue
+			}
+			judge(lines.Text())
 		}
-		judge(lines.Text())
+		if err := lines.Err(); err != nil {
+			return err
+		}
 	}
-	return lines.Err()
+	if denied > 0 {
+		// Exit 1, for scripts that gate on the verdicts.
+		return fmt.Errorf("%d of %d commands denied", denied, judged)
+	}
+	return nil
 }
 
 // openStore opens the configured database for a command-line tool that
@@ -325,6 +345,14 @@ func (f *sinceFlag) Set(s string) error {
 	return nil
 }
 
+// text is the flag as a person writes it: "24h", "30m", "7d".
+func (f sinceFlag) text() string {
+	if d := time.Duration(f); d > 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return config.FormatDuration(time.Duration(f))
+}
+
 // start is the time the flag reaches back to.
 func (f sinceFlag) start() time.Time { return time.Now().Add(-time.Duration(f)) }
 
@@ -348,15 +376,24 @@ func (a *app) audit(ctx context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 {
+		what := "tool calls"
+		if *denied {
+			what = "refused tool calls"
+		}
+		fmt.Fprintln(a.stdout, emptyList(what, strings.TrimSpace(chatScope(sessionOf(*chat))+" in the last "+since.text())))
+		return nil
+	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TIME\tCHAT\tTOOL\tVERDICT\tREASON\tAPPROVER\tDURATION\tEXIT\tOUTPUT\tARGS")
+	// New columns go at the end: scripts read these by position.
+	fmt.Fprintln(w, "TIME\tCHAT\tTOOL\tVERDICT\tREASON\tAPPROVER\tDURATION\tEXIT\tOUTPUT\tARGS\tOUTCOME")
 	for _, r := range rows {
 		reason := r.Reason
 		if r.Category != "" {
 			reason = r.Category + ": " + r.Reason
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.At.Local().Format("2006-01-02 15:04:05"), r.Session, r.Tool, r.Verdict,
-			oneLine(reason, 60), r.Approver, r.Duration.Round(time.Millisecond), r.ExitCode, r.OutputBytes, oneLine(r.Args, 80))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.At.Local().Format("2006-01-02 15:04:05"), r.Session, r.Tool, r.Verdict,
+			oneLine(reason, 60), r.Approver, r.Duration.Round(time.Millisecond), r.ExitCode, r.OutputBytes, oneLine(r.Args, 80), r.Outcome())
 	}
 	return w.Flush()
 }
@@ -409,6 +446,23 @@ func cachedShare(u agent.Usage) string {
 // cachedOf says how many of u's prompt tokens were cached, and their share.
 func cachedOf(u agent.Usage) string {
 	return fmt.Sprintf("%d of %d prompt tokens (%s)", u.CachedTokens, u.PromptTokens, cachedShare(u))
+}
+
+// emptyList is what a listing command prints when it has nothing to list,
+// the same sentence for every one: "No scheduled jobs for chat 42."
+func emptyList(what, scope string) string {
+	if scope != "" {
+		what += " " + scope
+	}
+	return "No " + what + "."
+}
+
+// chatScope words a --chat filter for emptyList; "" without one.
+func chatScope(chat string) string {
+	if chat == "" {
+		return ""
+	}
+	return "for chat " + chat
 }
 
 // sessionOf turns a chat id into its session key; a session key stays.

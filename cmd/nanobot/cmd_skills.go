@@ -25,7 +25,7 @@ func (a *app) skills(_ context.Context, cfgPath string, args []string) error {
 	}
 	all := newPromptSource(cfg).Skills()
 	if len(all) == 0 {
-		fmt.Fprintf(a.stdout, "No skills: add one as %s/skills/<name>/SKILL.md\n", cfg.Agent.Workspace)
+		fmt.Fprintf(a.stdout, "%s Add one as %s/skills/<name>/SKILL.md.\n", emptyList("skills", ""), cfg.Agent.Workspace)
 		return nil
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

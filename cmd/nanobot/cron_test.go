@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
 	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
+	"github.com/nanobot-go/nanobot/schedule"
 	"github.com/nanobot-go/nanobot/schedule/scheduletest"
 )
 
@@ -392,5 +393,77 @@ func TestDaylightSavingThroughTheGateway(t *testing.T) {
 			}
 			h.askFor(owner, "/jobs", tt.nextShow)
 		})
+	}
+}
+
+// `nanobot cron add` and `cron run` beside a running gateway: the gateway
+// is woken, sees the job and sends the answer at once, not on its next
+// resync (every minute) or look at the outbox (every 30 s), and the
+// commands say so.
+func TestCronRunIsDeliveredAtOnce(t *testing.T) {
+	h := startGateway(t, nil)
+	waitLogged(t, h.logs, "telegram channel running")
+	h.ask("hello") // the sender has looked at the outbox and waits
+	ctx := t.Context()
+	r := runCLI(ctx, "", "-c", h.cfg, "cron", "add", "--message", "Stretch", "--every", "24h", "--chat", fmt.Sprint(owner))
+	if r.code != 0 || !strings.Contains(r.stdout, "the running gateway picks it up now") {
+		t.Fatalf("cron add = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	added := time.Now()
+	waitLogged(t, h.logs, "jobs reloaded", "jobs=1")
+	if d := time.Since(added); d > 10*time.Second {
+		t.Errorf("the gateway took %s to see the new job, want well under its one-minute resync", d)
+	}
+	h.model.Script(openaitest.Reply{Text: "Time to stretch."})
+	r = runCLI(ctx, "", "-c", h.cfg, "cron", "run", "1")
+	if r.code != 0 || !strings.Contains(r.stdout, "the running gateway delivers it now") {
+		t.Fatalf("cron run = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	queued := time.Now()
+	waitSentContaining(t, h.tg, owner, "Time to stretch.")
+	if d := time.Since(queued); d > 10*time.Second {
+		t.Errorf("the answer took %s to be sent, want well under the outbox rescan", d)
+	}
+}
+
+// Without a gateway, cron run says when the answer goes out.
+func TestCronRunWithoutGateway(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	ctx := t.Context()
+	if r := runCLI(ctx, "", "-c", cfg, "cron", "add", "--message", "x", "--every", "1h", "--chat", "111"); r.code != 0 || !strings.Contains(r.stdout, "no gateway is running") {
+		t.Fatalf("cron add = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	stub.Script(openaitest.Reply{Text: "done"})
+	if r := runCLI(ctx, "", "-c", cfg, "cron", "run", "1"); r.code != 0 || !strings.Contains(r.stdout, "no gateway is running: it is delivered when one starts") {
+		t.Errorf("cron run = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Without --chat a job goes to the one chat of allow_from; with several,
+// the error lists them. A job in the host's zone is listed by the zone's
+// real name, its next run in that zone.
+func TestCronAddDefaultChatAndHostZone(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), map[string]string{"channels.telegram.allow_from": "[111]", "agent.timezone": ""})
+	ctx := t.Context()
+	r := runCLI(ctx, "", "-c", cfg, "cron", "add", "--message", "Water the plants", "--cron", "0 9 * * *")
+	if r.code != 0 || !strings.Contains(r.stdout, "added 1: ") || !strings.Contains(r.stdout, "zone "+schedule.LocalName()+",") {
+		t.Fatalf("cron add without --chat = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(ctx, "", "-c", cfg, "cron", "list", "--chat", "111")
+	if r.code != 0 || !strings.Contains(r.stdout, "Water the plants") {
+		t.Fatalf("cron list --chat 111 = %d %q %q: the job is not the owner's", r.code, r.stdout, r.stderr)
+	}
+	row := strings.Split(strings.TrimSpace(r.stdout), "\n")[1]
+	abbr, _ := time.Now().Zone()
+	if strings.Contains(row, "Local") || !strings.Contains(row, schedule.LocalName()) || !strings.Contains(row, "09:00 "+abbr) {
+		t.Errorf("cron list row = %q, want the zone %q and the next run at 09:00 %s", row, schedule.LocalName(), abbr)
+	}
+
+	cfg = writeConfig(t, t.TempDir(), stub.URL(), map[string]string{"channels.telegram.allow_from": "[111, \"@bob\"]"})
+	r = runCLI(ctx, "", "-c", cfg, "cron", "add", "--message", "x", "--every", "1h")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--chat ID is required") || !strings.Contains(r.stderr, "has several: 111, @bob") {
+		t.Errorf("cron add without --chat, two owners = %d %q", r.code, r.stderr)
 	}
 }

@@ -447,3 +447,23 @@ func TestGatewayWebhookMode(t *testing.T) {
 		t.Error("webhook mode polled getUpdates")
 	}
 }
+
+// /status names the model once, with what the runtime knows of it; an
+// unknown command is answered with the commands, and the model never hears
+// of it.
+func TestGatewayStatusAndUnknownCommand(t *testing.T) {
+	h := startGateway(t, nil)
+	status := h.ask("/status").Text
+	if n := strings.Count(status, "Model:"); n != 1 || !strings.Contains(status, "Model: gpt-4o-mini") {
+		t.Errorf("/status has %d model lines, want 1:\n%s", n, status)
+	}
+	if got := h.ask("/foo").Text; !strings.Contains(got, "I do not know /foo") || !strings.Contains(got, "/new: ") {
+		t.Errorf("/foo answered %q, want the list of commands", got)
+	}
+	if got := h.ask("/start").Text; !strings.Contains(got, "Hi!") {
+		t.Errorf("/start answered %q", got)
+	}
+	if n := h.model.RequestCount(); n != 0 {
+		t.Errorf("commands made %d model requests, want 0", n)
+	}
+}

@@ -125,7 +125,7 @@ Commands:
   backup [--force] FILE              write a checked copy of the database (safe while the gateway runs)
   restore FILE                       replace the database with a backup, keeping the current one (gateway stopped)
   cron list|add|remove|run           scheduled jobs: list [--chat ID], add --message TEXT (--cron EXPR |
-                                     --every DUR | --at TIME) [--tz ZONE] --chat ID, remove ID, run ID
+                                     --every DUR | --at TIME) [--tz ZONE] [--chat ID], remove ID, run ID
   health [--ready] [--addr HOST:PORT]
                                      probe the admin endpoint of a running gateway
   version                            print the version, commit, Go version and FTS5 support
@@ -200,7 +200,6 @@ func (a *app) dispatch(ctx context.Context, cmd, cfgPath string, rest []string) 
 		fmt.Fprint(a.stdout, usageText)
 		return nil
 	default:
-		fmt.Fprint(a.stderr, usageText)
-		return usageError{fmt.Sprintf("unknown command %q", cmd)}
+		return unknownCommand(cmd)
 	}
 }

@@ -34,7 +34,8 @@ type proactive struct {
 	jobs      *jobs.Service // nil when cron.enabled is false
 	heartbeat *heartbeat.Heartbeat
 	tasks     *subagent.Manager
-	taskLoop  *agent.Loop // the loop of background tasks
+	taskLoop  *agent.Loop   // the loop of background tasks
+	woken     chan struct{} // the command line changed the jobs (see wake)
 }
 
 // chatPort is what the background work needs of the chat channel.
@@ -50,7 +51,7 @@ type chatPort interface {
 func newProactive(rt *runtime, clock schedule.Clock, ch chatPort) (*proactive, error) {
 	cfg := rt.config()
 	delivered := ch.OutboxChanged
-	p := &proactive{rt: rt, clock: clock, delivered: delivered}
+	p := &proactive{rt: rt, clock: clock, delivered: delivered, woken: make(chan struct{}, 1)}
 	if cfg.Cron.Enabled {
 		jc, err := jobsConfig(cfg)
 		if err != nil {
@@ -195,7 +196,7 @@ func (a *app) runProactive(ctx context.Context, rt *runtime, ch *telegram.Channe
 }
 
 // watch reloads the jobs when the command line changed them: checked every
-// resyncInterval and at once on SIGHUP, until ctx ends.
+// resyncInterval and at once on SIGHUP or a wake, until ctx ends.
 func (p *proactive) watch(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -207,9 +208,18 @@ func (p *proactive) watch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-hup:
+		case <-p.woken:
 		case <-tick.C:
 		}
 		p.resync(ctx)
+	}
+}
+
+// wake makes watch reload the jobs now.
+func (p *proactive) wake() {
+	select {
+	case p.woken <- struct{}{}:
+	default:
 	}
 }
 

@@ -1,0 +1,53 @@
+package schedule
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// ShownZone is the name of the spec's zone as people should read it: the
+// IANA name, also for the host's zone, which Go calls "Local" (see
+// LocalName). ZoneName stays the name stored with a job.
+func (s Spec) ShownZone() string {
+	if z := s.zone(); z != time.Local {
+		return z.String()
+	}
+	return LocalName()
+}
+
+// LocalName names the host's zone, which Go calls "Local": its IANA name
+// from TZ or the /etc/localtime link, else its abbreviation and offset now
+// ("UTC", "CET, UTC+01:00").
+func LocalName() string {
+	return localName(os.Getenv("TZ"), os.Readlink, time.Now().In(time.Local))
+}
+
+func localName(tz string, readlink func(string) (string, error), now time.Time) string {
+	if tz = strings.TrimPrefix(tz, ":"); tz != "" && !strings.HasPrefix(tz, "/") {
+		if _, err := time.LoadLocation(tz); err == nil {
+			return tz
+		}
+	}
+	if target, err := readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok && name != "" {
+			if _, err := time.LoadLocation(name); err == nil {
+				return strings.TrimPrefix(name, "posix/")
+			}
+		}
+	}
+	abbr, offset := now.Zone()
+	if offset == 0 && (abbr == "UTC" || abbr == "") {
+		return "UTC"
+	}
+	sign := '+'
+	if offset < 0 {
+		sign, offset = '-', -offset
+	}
+	utc := fmt.Sprintf("UTC%c%02d:%02d", sign, offset/3600, offset%3600/60)
+	if abbr == "" || strings.ContainsAny(abbr, "+-") {
+		return utc
+	}
+	return abbr + ", " + utc
+}
