@@ -114,17 +114,6 @@ func waitLoggedTimes(t *testing.T, logs *syncBuffer, n int, parts ...string) {
 	}
 }
 
-// countSent counts the messages sent to chat that contain s.
-func countSent(tg *telegramtest.Server, chat int64, s string) int {
-	n := 0
-	for _, m := range tg.Sent() {
-		if m.ChatID == chat && strings.Contains(m.Text, s) {
-			n++
-		}
-	}
-	return n
-}
-
 func containsAll(s string, parts ...string) bool {
 	for _, p := range parts {
 		if !strings.Contains(s, p) {
@@ -262,7 +251,7 @@ func TestGatewayReloadsConfig(t *testing.T) {
 	}
 	waitLoggedTimes(t, h.logs, 2, want)
 	h.ask("/status")
-	if n := countSent(h.tg, owner, "edit of the config was rejected"); n != 1 {
+	if n := sentTo(h.tg, owner, "edit of the config was rejected"); n != 1 {
 		t.Errorf("the owner was told of the same rejected edit %d times, want once", n)
 	}
 

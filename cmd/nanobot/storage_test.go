@@ -113,18 +113,7 @@ func TestReadOnlyDataDir(t *testing.T) {
 		"channels.telegram.enabled": "true",
 		"channels.telegram.token":   "123456:read-only-test-token-abcdefgh",
 	})
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := memory.Open(t.Context(), cfg.Storage.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scope, err := memoryScope(cfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, st, scope := openConfigured(t, cfgPath)
 	if err := st.SetMemory(t.Context(), scope, "The owner's cat is called Miso."); err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +173,9 @@ func damageTable(t *testing.T, path, table string) {
 	}
 }
 
-// seedHistory fills the HISTORY of the database at cfgPath's storage.path,
-// so its table spans pages, and closes the database checkpointed.
-func seedHistory(t *testing.T, cfgPath string) *config.Config {
+// openConfigured loads the config at cfgPath and opens its database, with
+// the scope of its global memory.
+func openConfigured(t *testing.T, cfgPath string) (*config.Config, *memory.Store, string) {
 	t.Helper()
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
@@ -200,6 +189,14 @@ func seedHistory(t *testing.T, cfgPath string) *config.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, st, scope
+}
+
+// seedHistory fills the HISTORY of the database at cfgPath's storage.path,
+// so its table spans pages, and closes the database checkpointed.
+func seedHistory(t *testing.T, cfgPath string) *config.Config {
+	t.Helper()
+	cfg, st, scope := openConfigured(t, cfgPath)
 	for i := range 200 {
 		entry := fmt.Sprintf("[2026-11-%02d] The owner asked about item %d of the garden plan. %s", i%28+1, i, strings.Repeat("Notes. ", 20))
 		if err := st.AppendHistory(t.Context(), scope, time.Time{}, entry); err != nil {
@@ -258,7 +255,7 @@ func TestDamagedDatabaseRefused(t *testing.T) {
 			if r := runCLI(t.Context(), "", "-c", cfgPath, "gateway"); r.code != exitConfig {
 				t.Errorf("second start = %d", r.code)
 			}
-			if n := countSent(tg, owner, cfg.Storage.Path+" is damaged"); n != 1 {
+			if n := sentTo(tg, owner, cfg.Storage.Path+" is damaged"); n != 1 {
 				t.Errorf("the owner was told %d times of the damage, want once; sent %+v", n, tg.Sent())
 			}
 			if tt.name == "not a database" {
