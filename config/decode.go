@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/nanobot-go/nanobot/internal/typo"
 )
 
 // decoder walks yaml.Node trees into Config by reflection over the yaml tags, so that every problem has a
@@ -430,7 +432,7 @@ func suggest(name string, valid []string) string {
 		}
 	}
 	for _, v := range valid {
-		if dist := editDistance(norm, v); dist < bestDist {
+		if dist := typo.Distance(norm, v); dist < bestDist {
 			best, bestDist = v, dist
 		}
 	}
@@ -438,28 +440,4 @@ func suggest(name string, valid []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return " (valid keys: " + strings.Join(valid, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance between a and b, counted in bytes.
-func editDistance(a, b string) int {
-	if len(a) > 64 {
-		return len(a) // a long key is no typo of a config name
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nanobot-go/nanobot/internal/typo"
 	"github.com/nanobot-go/nanobot/memory"
 )
 
@@ -89,39 +90,11 @@ func nearestCommand(cmd string) string {
 	names := slices.Sorted(maps.Keys(commandHelp))
 	best, bestDist := "", min(2, max(1, len(cmd)/3))+1 // the farthest allowed, plus one
 	for _, name := range names {
-		if d := editDistance(strings.ToLower(cmd), name); d < bestDist {
+		if d := typo.Distance(strings.ToLower(cmd), name); d < bestDist {
 			best, bestDist = name, d
 		}
 	}
 	return best
-}
-
-// editDistance is the number of insertions, deletions, substitutions and
-// swaps of neighbours that turn a into b (optimal string alignment), over
-// bytes: the command names are ASCII, and a swap ("agnet") is the commonest
-// typo.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
 
 // commandHelp is each command's usage: its synopsis line, a blank line,

@@ -121,20 +121,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"agnet", "agent", 1}, {"agent", "agent", 0}, {"", "cron", 4}, {"stauts", "status", 1},
-		{"gatway", "gateway", 1}, {"backpu", "backup", 1}, {"fly", "help", 3}, {"ca", "abc", 3},
-	} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 // A mistyped command gets the nearest name and a pointer at the list, not
 // the whole usage.
 func TestUnknownCommandSuggests(t *testing.T) {
