@@ -243,9 +243,7 @@ func watchConfig(ctx context.Context, path string, last []byte, every time.Durat
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 
-	// The file is read again only when its metadata changed, so that a
-	// daemon at rest does not read and throw away the file every second.
-	var seen os.FileInfo
+	w := fileWatch{path: path, last: last}
 	for {
 		force := false
 		select {
@@ -255,22 +253,44 @@ func watchConfig(ctx context.Context, path string, last []byte, every time.Durat
 			force = true
 		case <-tick.C:
 		}
-		info, err := os.Stat(path)
-		if err == nil && !force && seen != nil && sameFile(seen, info) {
-			continue
-		}
-		seen = info
-		data, err := os.ReadFile(path)
+		_, edited, err := w.edited(force)
 		if err != nil {
 			rt.logger.Warn("config reload: cannot read the file", "path", path, "err", err)
 			continue
 		}
-		if !force && bytes.Equal(data, last) {
-			continue
+		if edited {
+			reload(path, rt, ch)
 		}
-		last = data
-		reload(path, rt, ch)
 	}
+}
+
+// fileWatch notices edits of one file checked from time to time: the file
+// is read again only when its metadata changed, so that a daemon at rest
+// does not read and throw away the file every second, and an edit is
+// content other than the last seen.
+type fileWatch struct {
+	path string
+	seen os.FileInfo
+	last []byte
+}
+
+// edited returns the file's content and whether it is an edit; force reads
+// it, and counts it as one, whatever its metadata and content.
+func (w *fileWatch) edited(force bool) ([]byte, bool, error) {
+	info, err := os.Stat(w.path)
+	if err == nil && !force && w.seen != nil && sameFile(w.seen, info) {
+		return nil, false, nil
+	}
+	w.seen = info
+	data, err := os.ReadFile(w.path)
+	if err != nil {
+		return nil, false, err
+	}
+	if !force && bytes.Equal(data, w.last) {
+		return nil, false, nil
+	}
+	w.last = data
+	return data, true, nil
 }
 
 // sameFile reports whether a and b describe the same file, unchanged:

@@ -40,31 +40,20 @@ func wakeGateway(db string) (running, woken bool) {
 
 // watchWake calls wake whenever the wake file of db changes, checking it
 // every interval until ctx ends. The file's state at the start is no
-// change.
+// change; a missing file is none either.
 func watchWake(ctx context.Context, db string, every time.Duration, wake func()) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	path := wakePath(db)
-	// Stat first, so a gateway at rest reads nothing every second; the
-	// content (a time in nanoseconds) tells a new wake from an old one.
-	seenInfo, _ := os.Stat(path)
-	seen, _ := os.ReadFile(path)
+	w := fileWatch{path: wakePath(db)}
+	w.edited(false) // the content (a time in nanoseconds) tells a new wake from an old one
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		info, err := os.Stat(path)
-		if err != nil || seenInfo != nil && info.ModTime().Equal(seenInfo.ModTime()) && info.Size() == seenInfo.Size() {
-			continue
+		if _, edited, err := w.edited(false); err == nil && edited {
+			wake()
 		}
-		seenInfo = info
-		now, err := os.ReadFile(path)
-		if err != nil || string(now) == string(seen) {
-			continue
-		}
-		seen = now
-		wake()
 	}
 }
