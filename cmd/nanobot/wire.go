@@ -480,51 +480,6 @@ func (e *userError) Error() string {
 func (e *userError) Unwrap() error       { return e.err }
 func (e *userError) UserMessage() string { return e.msg }
 
-// Status describes a session for /status.
-func (r *runtime) Status(ctx context.Context, session string) (string, error) {
-	cfg := r.config()
-	stats, err := r.store.SessionStats(ctx, session)
-	if err != nil {
-		return "", err
-	}
-	used, limit, err := r.loop.ContextUsage(ctx, agent.Turn{Session: session})
-	if err != nil {
-		return "", err
-	}
-	today, err := r.usageToday(ctx, session)
-	if err != nil {
-		return "", err
-	}
-	model := cfg.Provider.Model
-	if answered := r.currentChain().Answered(); answered != "" && answered != openai.EndpointName(cfg.Provider.BaseURL, cfg.Provider.Model) {
-		model += " (the last answer came from the fallback " + answered + ")"
-	}
-	s := fmt.Sprintf("Model: %s\nSession: %d messages in context (%d stored)\nContext: %d of %d tokens (%d%%)\nTokens today: %d",
-		model, stats.Live, stats.Total, used, limit, used*100/max(limit, 1), today.Total())
-	if b := cfg.Agent.DailyTokenBudget; b > 0 {
-		s += fmt.Sprintf(" of %d", b)
-	}
-	if today.CachedTokens != 0 {
-		s += "\nCached today: " + cachedOf(today)
-	}
-	if line := r.backupLine(); line != "" {
-		s += "\n" + line
-	}
-	if err := r.health.problem(); err != nil {
-		s += "\nDatabase: DAMAGED: " + storageProblem(cfg, err).Error()
-	}
-	if line := r.rejected.line(); line != "" {
-		s += "\n" + line
-	}
-	if pro := r.proactive(); pro != nil {
-		s += "\n" + pro.status(ctx)
-	}
-	if st, ok := r.boxes.status(); ok {
-		s += "\nSandbox: " + st.Summary()
-	}
-	return s, nil
-}
-
 // observeModelCall counts a call in the metrics. A turn's calls reach the
 // usage table with the assistant message the store appends.
 func (r *runtime) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
