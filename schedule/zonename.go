@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,10 +22,26 @@ func (s Spec) ShownZone() string {
 // from TZ or the /etc/localtime link, else its abbreviation and offset now
 // ("UTC", "CET, UTC+01:00").
 func LocalName() string {
-	return localName(os.Getenv("TZ"), os.Readlink, time.Now().In(time.Local))
+	if name := localIANA(); name != "" {
+		return name
+	}
+	return offsetName(time.Now().In(time.Local))
 }
 
+// localIANA is the host zone's IANA name, found once: the process's zone
+// does not change while it runs, and finding it loads a zone file.
+var localIANA = sync.OnceValue(func() string { return ianaName(os.Getenv("TZ"), os.Readlink) })
+
 func localName(tz string, readlink func(string) (string, error), now time.Time) string {
+	if name := ianaName(tz, readlink); name != "" {
+		return name
+	}
+	return offsetName(now)
+}
+
+// ianaName is the zone's IANA name from TZ or the /etc/localtime link; ""
+// when neither names one.
+func ianaName(tz string, readlink func(string) (string, error)) string {
 	if tz = strings.TrimPrefix(tz, ":"); tz != "" && !strings.HasPrefix(tz, "/") {
 		if _, err := time.LoadLocation(tz); err == nil {
 			return tz
@@ -37,6 +54,12 @@ func localName(tz string, readlink func(string) (string, error), now time.Time) 
 			}
 		}
 	}
+	return ""
+}
+
+// offsetName names a zone without an IANA name by its abbreviation and
+// offset at now.
+func offsetName(now time.Time) string {
 	abbr, offset := now.Zone()
 	if offset == 0 && (abbr == "UTC" || abbr == "") {
 		return "UTC"
