@@ -163,7 +163,7 @@ func (a *app) ask(prompt, dflt string) string {
 // missing the answer is echoed as before).
 func (a *app) askSecret(prompt string) string {
 	if f, ok := a.stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		if isTerminal(f) {
 			off := exec.Command("stty", "-echo")
 			off.Stdin = f
 			if off.Run() == nil {
