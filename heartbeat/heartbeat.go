@@ -10,7 +10,6 @@ package heartbeat
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,8 +20,8 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // Session is the session of heartbeat runs.
@@ -68,23 +67,21 @@ type Config struct {
 type Store interface {
 	State(ctx context.Context, key string) (string, error)
 	SetState(ctx context.Context, key, value string) error
-	RecordInbound(ctx context.Context, it channels.InboxItem) (id int64, inserted bool, err error)
-	PendingInbound(ctx context.Context, channel string) ([]channels.InboxItem, error)
-	FinishTurn(ctx context.Context, t agent.Turn, text string) error
+	RecordInbound(ctx context.Context, it turns.InboxItem) (id int64, inserted bool, err error)
 }
 
-// Turns runs a heartbeat's turn (see jobs.Turns).
+// Turns is the turn engine that answers the runs, in order with the
+// chat's other turns (see jobs.Turns).
 type Turns interface {
-	Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error)
+	Attach(ctx context.Context, src turns.Source, channels ...string) error
+	Add(ctx context.Context, it turns.InboxItem)
+	Has(id int64) bool
 }
 
 // Hooks observe the heartbeat; all are optional and must be quick.
 type Hooks struct {
 	Decision func(outcome string) // each check, by outcome
 	Tokens   func(u agent.Usage)  // of decision calls
-	// Ran is told when a run ended, with what it queued for the chat (""
-	// when nothing).
-	Ran func(queued string)
 }
 
 // Heartbeat is the periodic check. Create it with New, then Start it.
@@ -99,12 +96,11 @@ type Heartbeat struct {
 	mu      sync.Mutex
 	cfg     Config
 	timer   schedule.Stopper
-	running bool // a run's turn is going on
+	run     int64 // the inbox item of the last run handed to the engine
 	started bool
 	stopped bool
-	base    context.Context
-	cancel  context.CancelCauseFunc
-	wg      sync.WaitGroup
+	cancel  context.CancelFunc // of the check under way
+	wg      sync.WaitGroup     // the check under way
 }
 
 // New returns a heartbeat; provider gives the model for decision calls.
@@ -113,7 +109,7 @@ func New(store Store, turns Turns, provider func() agent.Provider, clock schedul
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Heartbeat{store: store, turns: turns, provider: provider, clock: clock, log: log, hooks: hooks,
-		cfg: withDefaults(cfg), base: context.Background()}
+		cfg: withDefaults(cfg)}
 }
 
 func withDefaults(c Config) Config {
@@ -144,26 +140,15 @@ func (h *Heartbeat) SetConfig(c Config) {
 	}
 }
 
-// Start finishes runs a restart interrupted and sets the first check: one
-// interval after the last check before the restart, so restarting often
-// costs nothing extra.
+// Start hands the runs a restart interrupted to the turn engine and sets
+// the first check: one interval after the last check before the restart,
+// so restarting often costs nothing extra.
 func (h *Heartbeat) Start(ctx context.Context) error {
 	h.mu.Lock()
-	h.base, h.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	h.started = true
 	h.mu.Unlock()
-	items, err := h.store.PendingInbound(ctx, Channel)
-	if err != nil {
-		return fmt.Errorf("load pending heartbeat runs: %w", err)
-	}
-	for _, it := range items {
-		var p runPayload
-		if err := json.Unmarshal(it.Payload, &p); err != nil {
-			h.log.Error("unreadable heartbeat run; closing it", "inbox_id", it.ID, "err", err)
-			_ = h.store.FinishTurn(ctx, agent.Turn{Inbox: []int64{it.ID}}, "")
-			continue
-		}
-		h.startRun(it, p)
+	if err := h.turns.Attach(ctx, source{h}, Channel); err != nil {
+		return err
 	}
 	h.arm(h.nextCheck(ctx))
 	return nil
@@ -201,8 +186,9 @@ func (h *Heartbeat) arm(at time.Time) {
 	h.timer = h.clock.AfterFunc(at.Sub(h.clock.Now()), h.check)
 }
 
-// Stop ends the checks; a running run gets ShutdownTimeout to finish and
-// is then interrupted (it resumes on the next start).
+// Stop ends the checks; a check under way gets ShutdownTimeout to finish
+// its decision and is then cancelled. Runs are the turn engine's to finish
+// or interrupt.
 func (h *Heartbeat) Stop() {
 	h.mu.Lock()
 	h.stopped = true
@@ -210,7 +196,7 @@ func (h *Heartbeat) Stop() {
 		h.timer.Stop()
 		h.timer = nil
 	}
-	timeout, cancel := h.cfg.ShutdownTimeout, h.cancel
+	timeout := h.cfg.ShutdownTimeout
 	h.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
@@ -222,14 +208,13 @@ func (h *Heartbeat) Stop() {
 	select {
 	case <-done:
 	case <-t.C:
-		h.log.Warn("heartbeat run still running at shutdown is interrupted; it resumes on the next start")
-		if cancel != nil {
-			cancel(errors.New("shutting down"))
+		h.log.Warn("heartbeat check still deciding at shutdown is cancelled")
+		h.mu.Lock()
+		if h.cancel != nil {
+			h.cancel()
 		}
+		h.mu.Unlock()
 		<-done
-	}
-	if cancel != nil {
-		cancel(nil)
 	}
 }
 
@@ -283,17 +268,20 @@ func (h *Heartbeat) check() {
 	if cfg.Interval <= 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(h.base, 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	h.mu.Lock()
+	h.cancel = cancel
+	h.mu.Unlock()
 	if cfg.Quiet.In(now, cfg.Zone) {
 		next = cfg.Quiet.End(now, cfg.Zone)
 		h.record(ctx, checked{At: now, Outcome: OutcomeQuiet})
 		return
 	}
 	h.mu.Lock()
-	busy := h.running
+	last := h.run
 	h.mu.Unlock()
-	if busy {
+	if last != 0 && h.turns.Has(last) {
 		h.log.Info("heartbeat run still going; this check is skipped")
 		return
 	}
@@ -364,13 +352,13 @@ func (h *Heartbeat) check() {
 	}
 	p := runPayload{At: now, Tasks: d.Tasks}
 	data, _ := json.Marshal(p)
-	id, _, err := h.store.RecordInbound(ctx, channels.InboxItem{Channel: Channel, UpdateID: now.UnixMilli(),
-		ChatID: cfg.Chat, Payload: data, State: channels.InboxPending, ReceivedAt: now})
+	id, _, err := h.store.RecordInbound(ctx, turns.InboxItem{Channel: Channel, UpdateID: now.UnixMilli(),
+		ChatID: cfg.Chat, Payload: data, State: turns.InboxPending, ReceivedAt: now})
 	if err != nil {
 		h.log.Error("record heartbeat run; it is not run", "err", err)
 		return
 	}
-	h.startRun(channels.InboxItem{ID: id, Channel: Channel, ChatID: cfg.Chat, Payload: data, State: channels.InboxPending}, p)
+	h.turns.Add(ctx, turns.InboxItem{ID: id, Channel: Channel, ChatID: cfg.Chat, Payload: data, State: turns.InboxPending, ReceivedAt: now})
 }
 
 // named reports whether a task the model named is the item.
@@ -425,41 +413,38 @@ type runPayload struct {
 	Tasks []string  `json:"tasks"`
 }
 
-// startRun runs a recorded run's turn in the background.
-func (h *Heartbeat) startRun(it channels.InboxItem, p runPayload) {
-	h.mu.Lock()
-	if h.stopped {
-		h.mu.Unlock()
-		return
+// source is the heartbeat's side of the turn engine: a recorded run
+// becomes a turn in the heartbeat's session, in order with the chat's
+// turns; its answer goes to the chat unless it is NothingToReport.
+type source struct{ h *Heartbeat }
+
+func (src source) Prepare(_ context.Context, it turns.InboxItem) turns.Job {
+	h := src.h
+	var p runPayload
+	if err := json.Unmarshal(it.Payload, &p); err != nil {
+		h.log.Error("unreadable heartbeat run; closing it", "inbox_id", it.ID, "err", err)
+		return turns.Job{Now: true}
 	}
-	h.running = true
-	ctx := h.base
-	h.wg.Add(1)
+	h.mu.Lock()
+	h.run = max(h.run, it.ID)
 	h.mu.Unlock()
-	go func() {
-		defer h.wg.Done()
-		defer func() {
-			h.mu.Lock()
-			h.running = false
-			h.mu.Unlock()
-		}()
-		h.run(ctx, it, p)
-	}()
+	cfg := h.config()
+	return turns.Job{Chat: cfg.Channel + ":" + cfg.Chat, Text: "heartbeat", Data: p}
 }
 
-func (h *Heartbeat) run(ctx context.Context, it channels.InboxItem, p runPayload) {
+func (src source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
+	h := src.h
+	it, p := batch[0].Item, batch[0].Data.(runPayload)
 	cfg := h.config()
 	t := agent.Turn{
-		ID:              rand.Text()[:12],
 		Session:         Session,
 		Channel:         cfg.Channel,
 		ChatID:          cfg.Chat,
 		SenderID:        cfg.Owner,
-		Inbox:           []int64{it.ID},
 		Mirror:          cfg.Channel + ":" + cfg.Chat,
 		NothingToReport: NothingToReport,
 	}
-	log := h.log.With("turn_id", t.ID, "chat_id", cfg.Chat)
+	log := h.log.With("chat_id", cfg.Chat)
 	var tasks strings.Builder
 	for _, task := range p.Tasks {
 		tasks.WriteString("- " + task + "\n")
@@ -467,30 +452,20 @@ func (h *Heartbeat) run(ctx context.Context, it channels.InboxItem, p runPayload
 	msg := agent.Message{Role: agent.RoleUser, CreatedAt: p.At, Content: fmt.Sprintf(
 		"[Heartbeat, %s. Your checklist (%s) has this to do now:\n%sDo it. Your answer is sent to the chat as a message from you. If there is nothing worth telling the user, answer exactly %s and nothing is sent.]",
 		p.At.In(cfg.Zone).Format(schedule.ShowFormat), fileName(cfg.File), tasks.String(), NothingToReport)}
-	res, err := h.turns.Answer(agent.WithTurn(ctx, t), t, msg, it.State == channels.InboxStarted)
-	text := ""
-	switch {
-	case err != nil && ctx.Err() != nil:
-		log.Info("heartbeat run interrupted; it resumes on the next start")
-		return
-	case err != nil:
-		log.Error("heartbeat run failed", "err", err)
-	case res.Stop == "":
-		log.Warn("heartbeat run did not run", "reason", res.Text)
-	case !res.Quiet:
-		text = res.Text
-	default:
-		log.Info("heartbeat run: nothing to report")
+	told := func(res agent.Result, err error) string {
+		switch {
+		case err != nil:
+			log.Error("heartbeat run failed", "err", err)
+		case res.Stop == "":
+			log.Warn("heartbeat run did not run", "reason", res.Text)
+		case !res.Quiet:
+			return res.Text
+		default:
+			log.Info("heartbeat run: nothing to report")
+		}
+		return ""
 	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := h.store.FinishTurn(fctx, t, text); err != nil {
-		log.Error("close heartbeat run", "err", err)
-		return
-	}
-	if h.hooks.Ran != nil {
-		h.hooks.Ran(text)
-	}
+	return turns.Plan{Turn: t, Message: msg, Resume: it.State == turns.InboxStarted, Told: told}
 }
 
 func fileName(path string) string {

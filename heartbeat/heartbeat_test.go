@@ -15,6 +15,7 @@ import (
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
 	"github.com/nanobot-go/nanobot/schedule/scheduletest"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 type loopTurns struct{ l *agent.Loop }
@@ -38,6 +39,7 @@ type rig struct {
 	hb    *heartbeat.Heartbeat
 	cfg   heartbeat.Config
 	ran   chan string
+	seen  int // outbox items seen by waitRun
 
 	mu     sync.Mutex
 	checks []string
@@ -74,18 +76,21 @@ func (r *rig) write(doc string) {
 func (r *rig) build() {
 	r.t.Helper()
 	loop := agent.New(r.model, r.db, nil, agent.Config{})
-	r.hb = heartbeat.New(r.db, loopTurns{loop}, func() agent.Provider { return r.model }, r.clock, r.cfg, nil, heartbeat.Hooks{
+	engine := turns.New(r.db, loopTurns{loop}, turns.Config{}, nil, turns.Hooks{Queued: func(string) { r.ran <- "" }})
+	r.hb = heartbeat.New(r.db, engine, func() agent.Provider { return r.model }, r.clock, r.cfg, nil, heartbeat.Hooks{
 		Decision: func(o string) {
 			r.mu.Lock()
 			r.checks = append(r.checks, o)
 			r.mu.Unlock()
 		},
-		Ran: func(q string) { r.ran <- q },
 	})
 	if err := r.hb.Start(r.t.Context()); err != nil {
 		r.t.Fatal(err)
 	}
-	r.t.Cleanup(r.hb.Stop)
+	r.t.Cleanup(func() {
+		r.hb.Stop()
+		engine.Shutdown()
+	})
 }
 
 // tick moves the clock by n intervals, one at a time.
@@ -110,8 +115,17 @@ func (r *rig) requests() (decisions, turns int) {
 func (r *rig) waitRun() string {
 	r.t.Helper()
 	select {
-	case q := <-r.ran:
-		return q
+	case <-r.ran:
+		// What the run queued for the chat, if anything.
+		out, err := r.db.PendingOutbound(r.t.Context(), "telegram")
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if len(out) == r.seen {
+			return ""
+		}
+		r.seen = len(out)
+		return out[len(out)-1].Text
 	case <-time.After(60 * time.Second):
 		r.t.Fatal("no heartbeat run ended within 60 s")
 		return ""
@@ -303,7 +317,9 @@ func heartbeatDay(b *testing.B, doc string) (requests, tokens int) {
 	clock := scheduletest.New(start)
 	model := &estimating{next: openaitest.NewScripted()}
 	model.next.SetDefault(openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "d", Name: "heartbeat", Arguments: `{"action":"skip"}`}}})
-	hb := heartbeat.New(db, loopTurns{agent.New(model, db, nil, agent.Config{})}, func() agent.Provider { return model }, clock,
+	engine := turns.New(db, loopTurns{agent.New(model, db, nil, agent.Config{})}, turns.Config{}, nil, turns.Hooks{})
+	defer engine.Shutdown()
+	hb := heartbeat.New(db, engine, func() agent.Provider { return model }, clock,
 		heartbeat.Config{Interval: 30 * time.Minute, File: file, Channel: "telegram", Chat: "111", Zone: time.UTC}, nil, heartbeat.Hooks{})
 	if err := hb.Start(b.Context()); err != nil {
 		b.Fatal(err)

@@ -20,9 +20,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // Sentinels a Store returns (wrapped), so the service can word them.
@@ -84,18 +83,17 @@ type Store interface {
 	FireJob(ctx context.Context, f Firing) (inboxID int64, inserted bool, err error)
 	SkipJob(ctx context.Context, id int64, slot, next time.Time) error // ErrStale
 	JobsVersion(ctx context.Context) (string, error)
-	// PendingFirings returns the recorded firings whose turns have not
-	// ended.
-	PendingFirings(ctx context.Context) ([]channels.InboxItem, error)
-	// FinishTurn closes a turn's items and queues text for its chat.
-	FinishTurn(ctx context.Context, t agent.Turn, text string) error
 }
 
-// Turns runs a firing's turn. A Result without a stop reason means the turn
-// never reached the model (the chat's daily budget is used up) and its
-// Text says why; an error with a Text means the model could not be reached.
+// Turns is the turn engine that answers the firings, in order with their
+// chat's other turns. The answerer it runs them with returns a Result
+// without a stop reason when the turn never reached the model (the chat's
+// daily budget is used up), and an error when the model could not be
+// reached.
 type Turns interface {
-	Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error)
+	Attach(ctx context.Context, src turns.Source, channels ...string) error
+	Add(ctx context.Context, it turns.InboxItem)
+	Await(ctx context.Context, src turns.Source, j turns.Job) (string, error)
 }
 
 // Config holds the service's limits; it can change while it runs.
@@ -103,10 +101,6 @@ type Config struct {
 	MaxPerChat int            // jobs per chat; 0: no limit
 	Missed     string         // MissedOnce or MissedSkip
 	Zone       *time.Location // default zone of new jobs; nil: the host's
-	// Workers bounds the firings that run at once (default 4).
-	Workers int
-	// ShutdownTimeout is how long running firings may finish on Stop.
-	ShutdownTimeout time.Duration
 }
 
 // Service manages jobs and fires them. Create it with New, then Start it
@@ -117,47 +111,27 @@ type Service struct {
 	clock  schedule.Clock
 	log    *slog.Logger
 	timers *schedule.Timers
-	// delivered is told when a firing queued a message, so the channel
-	// sends it now.
-	delivered func()
 
 	mu       sync.Mutex
 	cfg      Config
 	started  bool
 	stopping bool
 	version  string
-	queue    []task
-	active   int
-	base     context.Context
-	cancel   context.CancelCauseFunc
-	wg       sync.WaitGroup
-	stopLoop chan struct{}
 }
 
-// New returns a service over store; turns runs the firings. delivered may
-// be nil.
-func New(store Store, turns Turns, clock schedule.Clock, cfg Config, log *slog.Logger, delivered func()) *Service {
+// New returns a service over store; the engine t answers the firings.
+func New(store Store, t Turns, clock schedule.Clock, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if delivered == nil {
-		delivered = func() {}
-	}
-	s := &Service{store: store, turns: turns, clock: clock, log: log, delivered: delivered, cfg: withDefaults(cfg),
-		base: context.Background(), stopLoop: make(chan struct{})}
+	s := &Service{store: store, turns: t, clock: clock, log: log, cfg: withDefaults(cfg)}
 	s.timers = schedule.NewTimers(clock, s.due)
 	return s
 }
 
 func withDefaults(c Config) Config {
-	if c.Workers <= 0 {
-		c.Workers = 4
-	}
 	if c.Missed == "" {
 		c.Missed = MissedOnce
-	}
-	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = 30 * time.Second
 	}
 	return c
 }

@@ -11,11 +11,11 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
 	"github.com/nanobot-go/nanobot/schedule/scheduletest"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // store adapts the SQLite store as the daemon does.
@@ -68,12 +68,6 @@ func (a store) SkipJob(ctx context.Context, id int64, slot, next time.Time) erro
 	return mapErr(a.s.SkipJob(ctx, id, slot, next))
 }
 func (a store) JobsVersion(ctx context.Context) (string, error) { return a.s.JobsVersion(ctx) }
-func (a store) PendingFirings(ctx context.Context) ([]channels.InboxItem, error) {
-	return a.s.PendingFirings(ctx)
-}
-func (a store) FinishTurn(ctx context.Context, t agent.Turn, text string) error {
-	return a.s.FinishTurn(ctx, t, text)
-}
 
 // loopTurns runs firings through a real loop.
 type loopTurns struct{ l *agent.Loop }
@@ -92,6 +86,7 @@ type rig struct {
 	clock   *scheduletest.Clock
 	model   *openaitest.Scripted
 	svc     *jobs.Service
+	turns   *turns.Engine
 	cfg     jobs.Config
 	outbox  int           // outbox items seen so far
 	queued  chan struct{} // a firing queued something for its chat
@@ -114,7 +109,8 @@ func newRig(t *testing.T, now time.Time, cfg jobs.Config) *rig {
 
 func (r *rig) build() {
 	loop := agent.New(r.model, r.db, nil, agent.Config{})
-	r.svc = jobs.New(store{r.db}, loopTurns{loop}, r.clock, r.cfg, nil, func() { r.queued <- struct{}{} })
+	r.turns = turns.New(r.db, loopTurns{loop}, turns.Config{}, nil, turns.Hooks{Queued: func(string) { r.queued <- struct{}{} }})
+	r.svc = jobs.New(store{r.db}, r.turns, r.clock, r.cfg, nil)
 }
 
 func (r *rig) start() {
@@ -128,6 +124,7 @@ func (r *rig) start() {
 func (r *rig) stop() {
 	if r.started {
 		r.svc.Stop()
+		r.turns.Shutdown()
 		r.started = false
 	}
 }
@@ -366,7 +363,7 @@ func BenchmarkFire(b *testing.B) {
 	defer db.Close()
 	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
 	clock := scheduletest.New(start)
-	svc := jobs.New(store{db}, nil, clock, jobs.Config{}, nil, nil)
+	svc := jobs.New(store{db}, nil, clock, jobs.Config{}, nil)
 	for i := range 10000 {
 		if _, err := svc.Add(b.Context(), jobs.Chat{Channel: "telegram", ChatID: fmt.Sprint(1000 + i%100)}, "job", schedule.Input{EverySeconds: 60 + i}); err != nil {
 			b.Fatal(err)

@@ -2,18 +2,18 @@ package jobs
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
-var errShutdown = errors.New("shutting down")
+// Channel is the inbox channel of recorded firings.
+const Channel = "cron"
 
 // retryIn is how soon a job whose firing could not be recorded is tried
 // again.
@@ -34,39 +34,19 @@ type payload struct {
 	Manual    bool      `json:"manual,omitempty"`
 }
 
-// task is a recorded firing waiting for its turn.
-type task struct {
-	item channels.InboxItem
-	p    payload
-}
-
-// Start resumes the firings a restart interrupted, deals with the runs
-// missed while the daemon was down (cfg.Missed), and schedules every job.
-// Firings run in the background until Stop.
+// Start hands the firings a restart interrupted to the turn engine, deals
+// with the runs missed while the daemon was down (cfg.Missed), and
+// schedules every job. Firings are recorded and handed to the engine at
+// their time until Stop.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
-	if s.started {
-		s.mu.Unlock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
 		return errors.New("jobs already started")
 	}
-	s.base, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	s.mu.Unlock()
-
-	items, err := s.store.PendingFirings(ctx)
-	if err != nil {
-		return fmt.Errorf("load pending firings: %w", err)
-	}
-	for _, it := range items {
-		var p payload
-		if err := json.Unmarshal(it.Payload, &p); err != nil {
-			s.log.Error("unreadable job firing; closing it", "inbox_id", it.ID, "err", err)
-			_ = s.store.FinishTurn(ctx, agent.Turn{Inbox: []int64{it.ID}}, "")
-			continue
-		}
-		s.enqueue(task{item: it, p: p})
-	}
-	if len(items) > 0 {
-		s.log.Info("resuming job firings", "count", len(items))
+	if err := s.turns.Attach(ctx, source{s}, Channel); err != nil {
+		return err
 	}
 
 	version, err := s.store.JobsVersion(ctx)
@@ -161,7 +141,7 @@ func (s *Service) Resync(ctx context.Context) error {
 // come, the firing is recorded and queued, and the job set for its next
 // slot.
 func (s *Service) due(id int64, _ time.Time) {
-	ctx, cancel := context.WithTimeout(s.base, time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	j, err := s.store.Job(ctx, id)
 	switch {
@@ -185,7 +165,7 @@ func (s *Service) due(id int64, _ time.Time) {
 		return
 	}
 	next := spec.Next(now)
-	tk, err := s.fire(ctx, j, j.NextRun, next, false)
+	it, err := s.fire(ctx, j, j.NextRun, next, false)
 	switch {
 	case errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound):
 		s.log.Info("job changed before it fired", "job_id", id)
@@ -202,7 +182,7 @@ func (s *Service) due(id int64, _ time.Time) {
 		s.timers.Set(id, next)
 	}
 	s.log.Info("job fired", "job_id", id, "chat_id", j.ChatID, "slot", j.NextRun, "next_run", next)
-	s.enqueue(tk)
+	s.turns.Add(ctx, it)
 }
 
 func decode(j Job) (schedule.Spec, error) {
@@ -210,7 +190,7 @@ func decode(j Job) (schedule.Spec, error) {
 }
 
 // fire records one run of j at slot.
-func (s *Service) fire(ctx context.Context, j Job, slot, next time.Time, manual bool) (task, error) {
+func (s *Service) fire(ctx context.Context, j Job, slot, next time.Time, manual bool) (turns.InboxItem, error) {
 	desc := ""
 	if spec, err := decode(j); err == nil {
 		desc = spec.Describe()
@@ -219,22 +199,23 @@ func (s *Service) fire(ctx context.Context, j Job, slot, next time.Time, manual 
 		Schedule: desc, Zone: j.Zone, CreatedAt: j.CreatedAt, Slot: slot, Manual: manual}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return task{}, err
+		return turns.InboxItem{}, err
 	}
 	id, inserted, err := s.store.FireJob(ctx, Firing{JobID: j.ID, Slot: slot, Next: next, Manual: manual,
 		UpdateID: UpdateID(j.ID, slot), ChatID: j.ChatID, Payload: data})
 	if err != nil {
-		return task{}, err
+		return turns.InboxItem{}, err
 	}
 	if !inserted {
-		return task{}, fmt.Errorf("job %d at %s was fired before: %w", j.ID, slot, ErrStale)
+		return turns.InboxItem{}, fmt.Errorf("job %d at %s was fired before: %w", j.ID, slot, ErrStale)
 	}
-	return task{item: channels.InboxItem{ID: id, Channel: "cron", ChatID: j.ChatID, Payload: data,
-		State: channels.InboxPending, ReceivedAt: s.clock.Now()}, p: p}, nil
+	return turns.InboxItem{ID: id, Channel: Channel, ChatID: j.ChatID, Payload: data,
+		State: turns.InboxPending, ReceivedAt: s.clock.Now()}, nil
 }
 
-// RunNow fires a job at once, outside its schedule, runs its turn and
-// returns what it queued for the chat. For the command line.
+// RunNow fires a job at once, outside its schedule, runs its turn (in
+// order with its chat's turns of this process) and returns what it queued
+// for the chat; "" when the run was interrupted. For the command line.
 func (s *Service) RunNow(ctx context.Context, id int64) (string, error) {
 	j, err := s.store.Job(ctx, id)
 	if errors.Is(err, ErrNotFound) {
@@ -243,41 +224,21 @@ func (s *Service) RunNow(ctx context.Context, id int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tk, err := s.fire(ctx, j, s.clock.Now(), time.Time{}, true)
+	it, err := s.fire(ctx, j, s.clock.Now(), time.Time{}, true)
 	if err != nil {
 		return "", err
 	}
-	return s.run(ctx, tk), nil
-}
-
-// enqueue hands a recorded firing to a worker, starting one if fewer than
-// cfg.Workers run.
-func (s *Service) enqueue(tk task) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, tk)
-	if s.active < s.cfg.Workers && !s.stopping {
-		s.active++
-		s.wg.Add(1)
-		go s.work()
+	src := source{s}
+	firing := src.Prepare(ctx, it)
+	firing.Item = it
+	text, err := s.turns.Await(ctx, src, firing)
+	switch {
+	case errors.Is(err, turns.ErrShutdown) || errors.Is(err, turns.ErrStopped) || ctx.Err() != nil:
+		return "", nil
+	case text == "":
+		return j.Message, nil
 	}
-}
-
-func (s *Service) work() {
-	defer s.wg.Done()
-	for {
-		s.mu.Lock()
-		if len(s.queue) == 0 || s.stopping {
-			s.active--
-			s.mu.Unlock()
-			return
-		}
-		tk := s.queue[0]
-		s.queue = s.queue[1:]
-		ctx := s.base
-		s.mu.Unlock()
-		s.run(ctx, tk)
-	}
+	return text, nil
 }
 
 // Notes delivered with a job's own text when its turn could not answer.
@@ -286,53 +247,49 @@ const (
 	noteBudget      = "(Today's token budget for this chat is used up, so here is the message as it was set.)"
 )
 
-// run is a firing's turn. Whatever happens, the chat gets something: the
-// answer, or the job's own text with a note. Only a shutdown leaves the
-// firing for the next start.
-func (s *Service) run(ctx context.Context, tk task) string {
-	p := tk.p
+// source is the service's side of the turn engine: a recorded firing
+// becomes a turn in the job's own session, in order with its chat's
+// turns. Whatever happens, the chat gets something: the answer, or the
+// job's own text with a note. Only an interruption leaves the firing for
+// the next start.
+type source struct{ s *Service }
+
+func (src source) Prepare(_ context.Context, it turns.InboxItem) turns.Job {
+	var p payload
+	if err := json.Unmarshal(it.Payload, &p); err != nil {
+		src.s.log.Error("unreadable job firing; closing it", "inbox_id", it.ID, "err", err)
+		return turns.Job{Now: true}
+	}
+	return turns.Job{Chat: p.Channel + ":" + p.ChatID, Text: p.Message, Data: p}
+}
+
+func (src source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
+	it, p := batch[0].Item, batch[0].Data.(payload)
 	t := agent.Turn{
-		ID:       rand.Text()[:12],
 		Session:  Session(p.JobID),
 		Channel:  p.Channel,
 		ChatID:   p.ChatID,
 		SenderID: p.CreatedBy,
-		Inbox:    []int64{tk.item.ID},
 		Mirror:   p.Channel + ":" + p.ChatID,
 		Fallback: p.Message,
 	}
-	log := s.log.With("turn_id", t.ID, "job_id", p.JobID, "chat_id", p.ChatID)
-	resume := tk.item.State == channels.InboxStarted
+	log := src.s.log.With("job_id", p.JobID, "chat_id", p.ChatID)
 	msg := agent.Message{Role: agent.RoleUser, Content: prompt(p), CreatedAt: p.Slot}
-	res, err := s.turns.Answer(agent.WithTurn(ctx, t), t, msg, resume)
-	var text string
-	switch {
-	case err != nil && (ctx.Err() != nil || errors.Is(context.Cause(ctx), errShutdown)):
-		log.Info("job turn interrupted; it resumes on the next start")
-		return ""
-	case err != nil:
-		log.Error("job turn failed; delivering its message as it was set", "err", err)
-		text = p.Message + "\n\n" + noteUnreachable
-	case res.Stop == "":
-		log.Warn("job turn did not run; delivering its message as it was set", "reason", res.Text)
-		text = p.Message + "\n\n" + noteBudget
-	default:
+	told := func(res agent.Result, err error) string {
+		switch {
+		case err != nil:
+			log.Error("job turn failed; delivering its message as it was set", "err", err)
+			return p.Message + "\n\n" + noteUnreachable
+		case res.Stop == "":
+			log.Warn("job turn did not run; delivering its message as it was set", "reason", res.Text)
+			return p.Message + "\n\n" + noteBudget
+		}
 		// The turn's last record closed the firing and queued the answer
-		// (or, for an empty one, the job's text); this only closes it
-		// if that record could not be written.
-		text = res.Text
+		// (or, for an empty one, the job's text); this only closes it if
+		// that record could not be written.
+		return res.Text
 	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := s.store.FinishTurn(fctx, t, text); err != nil {
-		log.Error("close job firing; it is delivered on the next start", "err", err)
-		return ""
-	}
-	s.delivered()
-	if text == "" {
-		text = p.Message
-	}
-	return text
+	return turns.Plan{Turn: t, Message: msg, Resume: it.State == turns.InboxStarted, Told: told}
 }
 
 // prompt is the user message of a firing's turn: the job's message with a
@@ -351,32 +308,11 @@ func prompt(p payload) string {
 		kind, p.JobID, p.Schedule, p.Zone, p.CreatedAt.In(zone).Format(schedule.ShowFormat), due, p.Message)
 }
 
-// Stop ends the schedule: nothing fires any more, running firings get
-// ShutdownTimeout to finish and are then interrupted (they resume on the
-// next start), and queued ones wait in the store.
+// Stop ends the schedule: nothing fires any more. Firings under way are
+// the turn engine's to finish or interrupt.
 func (s *Service) Stop() {
 	s.timers.Close()
 	s.mu.Lock()
 	s.stopping = true
-	timeout, cancel := s.cfg.ShutdownTimeout, s.cancel
 	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		s.log.Warn("job turns still running at shutdown are interrupted; they resume on the next start")
-		if cancel != nil {
-			cancel(errShutdown)
-		}
-		<-done
-	}
-	if cancel != nil {
-		cancel(nil)
-	}
 }

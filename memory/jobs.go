@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // ErrLimit is returned when a chat already has as many jobs as allowed.
@@ -297,7 +297,7 @@ func scanJobs(rows *sql.Rows) ([]Job, error) {
 }
 
 // PendingFirings returns the firings whose turns have not ended.
-func (s *Store) PendingFirings(ctx context.Context) ([]channels.InboxItem, error) {
+func (s *Store) PendingFirings(ctx context.Context) ([]turns.InboxItem, error) {
 	return s.PendingInbound(ctx, "cron")
 }
 

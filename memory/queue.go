@@ -8,14 +8,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // RecordInbound stores an inbound update as pending, before the channel
 // acknowledges it. A replay of a recorded (channel, update id) changes
 // nothing and returns the existing id with inserted false. A zero ReceivedAt
 // becomes now.
-func (s *Store) RecordInbound(ctx context.Context, it channels.InboxItem) (id int64, inserted bool, err error) {
+func (s *Store) RecordInbound(ctx context.Context, it turns.InboxItem) (id int64, inserted bool, err error) {
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		now := millis(time.Now())
 		res, err := tx.ExecContext(ctx, `INSERT INTO inbox
@@ -82,7 +82,7 @@ func pruneQueues(ctx context.Context, tx *sql.Tx, now time.Time) error {
 
 // PendingInbound returns the channel's unanswered updates, pending or
 // started, in the order they arrived. An empty channel means every channel.
-func (s *Store) PendingInbound(ctx context.Context, channel string) ([]channels.InboxItem, error) {
+func (s *Store) PendingInbound(ctx context.Context, channel string) ([]turns.InboxItem, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, channel, update_id, chat_id, payload, state, received_at,
 			coalesce(message_id, 0)
 		FROM inbox WHERE state <> 'done' AND (?1 = '' OR channel = ?1) ORDER BY id`, channel)
@@ -90,9 +90,9 @@ func (s *Store) PendingInbound(ctx context.Context, channel string) ([]channels.
 		return nil, fmt.Errorf("read pending inbound: %w", err)
 	}
 	defer rows.Close()
-	var items []channels.InboxItem
+	var items []turns.InboxItem
 	for rows.Next() {
-		var it channels.InboxItem
+		var it turns.InboxItem
 		var received int64
 		if err := rows.Scan(&it.ID, &it.Channel, &it.UpdateID, &it.ChatID, &it.Payload, &it.State, &received, &it.MessageID); err != nil {
 			return nil, fmt.Errorf("read pending inbound: %w", err)
@@ -112,7 +112,7 @@ func (s *Store) PendingInbound(ctx context.Context, channel string) ([]channels.
 // (their turn's last record closed them) stay as they are and nothing is
 // enqueued. It returns the reply's outbox id (0 without a reply). An
 // unknown id fails it and changes nothing.
-func (s *Store) CompleteInbound(ctx context.Context, ids []int64, reply *channels.OutboxItem) (outboxID int64, err error) {
+func (s *Store) CompleteInbound(ctx context.Context, ids []int64, reply *turns.OutboxItem) (outboxID int64, err error) {
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var err error
 		outboxID, err = closeInbound(ctx, tx, ids, reply)
@@ -124,7 +124,7 @@ func (s *Store) CompleteInbound(ctx context.Context, ids []int64, reply *channel
 	return outboxID, nil
 }
 
-func closeInbound(ctx context.Context, tx *sql.Tx, ids []int64, reply *channels.OutboxItem) (int64, error) {
+func closeInbound(ctx context.Context, tx *sql.Tx, ids []int64, reply *turns.OutboxItem) (int64, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	if len(ids) > 0 {
 		var known, open int
@@ -152,7 +152,7 @@ func closeInbound(ctx context.Context, tx *sql.Tx, ids []int64, reply *channels.
 
 // Enqueue stores a reply as pending delivery and returns its id. A zero
 // CreatedAt becomes now.
-func (s *Store) Enqueue(ctx context.Context, it channels.OutboxItem) (int64, error) {
+func (s *Store) Enqueue(ctx context.Context, it turns.OutboxItem) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -165,7 +165,7 @@ func (s *Store) Enqueue(ctx context.Context, it channels.OutboxItem) (int64, err
 	return id, nil
 }
 
-func enqueue(ctx context.Context, tx *sql.Tx, it channels.OutboxItem) (int64, error) {
+func enqueue(ctx context.Context, tx *sql.Tx, it turns.OutboxItem) (int64, error) {
 	inbox := sql.NullInt64{Int64: it.InboxID, Valid: it.InboxID != 0}
 	res, err := tx.ExecContext(ctx, `INSERT INTO outbox
 		(channel, chat_id, text, reply_to, inbox_id, state, created_at, updated_at)
@@ -179,7 +179,7 @@ func enqueue(ctx context.Context, tx *sql.Tx, it channels.OutboxItem) (int64, er
 
 // PendingOutbound returns the channel's undelivered replies in the order
 // they were enqueued. An empty channel means every channel.
-func (s *Store) PendingOutbound(ctx context.Context, channel string) ([]channels.OutboxItem, error) {
+func (s *Store) PendingOutbound(ctx context.Context, channel string) ([]turns.OutboxItem, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, channel, chat_id, text, reply_to, inbox_id,
 			state, attempts, sent_message_id, created_at
 		FROM outbox WHERE state = 'pending' AND (?1 = '' OR channel = ?1) ORDER BY id`, channel)
@@ -187,9 +187,9 @@ func (s *Store) PendingOutbound(ctx context.Context, channel string) ([]channels
 		return nil, fmt.Errorf("read pending outbound: %w", err)
 	}
 	defer rows.Close()
-	var items []channels.OutboxItem
+	var items []turns.OutboxItem
 	for rows.Next() {
-		var it channels.OutboxItem
+		var it turns.OutboxItem
 		var inbox sql.NullInt64
 		var created int64
 		if err := rows.Scan(&it.ID, &it.Channel, &it.ChatID, &it.Text, &it.ReplyTo, &inbox,
@@ -273,7 +273,7 @@ func (s *Store) SetState(ctx context.Context, key, value string) error {
 // session is not empty, records its text there as an assistant message, in
 // one transaction: the message tool sending to a chat whose conversation
 // did not see it written.
-func (s *Store) Deliver(ctx context.Context, it channels.OutboxItem, session string) (int64, error) {
+func (s *Store) Deliver(ctx context.Context, it turns.OutboxItem, session string) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error

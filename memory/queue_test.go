@@ -8,11 +8,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
-func inbound(update int64) channels.InboxItem {
-	return channels.InboxItem{Channel: "telegram", UpdateID: update, ChatID: "42", Payload: []byte(`{"update_id":1}`)}
+func inbound(update int64) turns.InboxItem {
+	return turns.InboxItem{Channel: "telegram", UpdateID: update, ChatID: "42", Payload: []byte(`{"update_id":1}`)}
 }
 
 func pendingIDs(t *testing.T, s *Store, channel string) []int64 {
@@ -53,8 +53,8 @@ func TestRecordInboundOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []channels.InboxItem{{ID: id, Channel: "telegram", UpdateID: 100, ChatID: "42",
-		Payload: []byte(`{"update_id":1}`), State: channels.InboxPending, ReceivedAt: at}}
+	want := []turns.InboxItem{{ID: id, Channel: "telegram", UpdateID: 100, ChatID: "42",
+		Payload: []byte(`{"update_id":1}`), State: turns.InboxPending, ReceivedAt: at}}
 	if diff := cmp.Diff(want, items); diff != "" {
 		t.Errorf("PendingInbound (-want +got):\n%s", diff)
 	}
@@ -129,7 +129,7 @@ func TestInboxStates(t *testing.T) {
 	}
 
 	// Closing them again, as a channel does after every turn, sends nothing more.
-	if oid, err := s.CompleteInbound(ctx, []int64{ids[1], ids[2]}, &channels.OutboxItem{Channel: "telegram", ChatID: "42", Text: "again"}); err != nil || oid != 0 {
+	if oid, err := s.CompleteInbound(ctx, []int64{ids[1], ids[2]}, &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "again"}); err != nil || oid != 0 {
 		t.Errorf("CompleteInbound of closed items = %d, %v; want 0, nil", oid, err)
 	}
 	if out, _ := s.PendingOutbound(ctx, "telegram"); len(out) != 1 {
@@ -154,7 +154,7 @@ func TestCommitIsAtomic(t *testing.T) {
 	msgs, _ := s.LiveMessages(ctx, "telegram:42", 0)
 	out, _ := s.PendingOutbound(ctx, "")
 	audit, _ := s.Audit(ctx, AuditFilter{})
-	if len(items) != 1 || items[0].State != channels.InboxPending || len(msgs) != 0 || len(out) != 0 || len(audit) != 0 {
+	if len(items) != 1 || items[0].State != turns.InboxPending || len(msgs) != 0 || len(out) != 0 || len(audit) != 0 {
 		t.Errorf("after a failed commit: items %+v, %d messages, %d outbox, %d audit; want one pending item and nothing else", items, len(msgs), len(out), len(audit))
 	}
 }
@@ -165,7 +165,7 @@ func TestCompleteInbound(t *testing.T) {
 	a, _, _ := s.RecordInbound(ctx, inbound(1))
 	b, _, _ := s.RecordInbound(ctx, inbound(2))
 
-	reply := &channels.OutboxItem{Channel: "telegram", ChatID: "42", Text: "**hi**", ReplyTo: 7, InboxID: b}
+	reply := &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "**hi**", ReplyTo: 7, InboxID: b}
 	// An unknown id fails the whole step: nothing done, nothing enqueued.
 	if _, err := s.CompleteInbound(ctx, []int64{a, 9999}, reply); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("CompleteInbound with an unknown id = %v, want ErrNotFound", err)
@@ -189,8 +189,8 @@ func TestCompleteInbound(t *testing.T) {
 	if err != nil || len(out) != 1 {
 		t.Fatalf("PendingOutbound = %+v, %v; want the reply", out, err)
 	}
-	want := channels.OutboxItem{ID: oid, Channel: "telegram", ChatID: "42", Text: "**hi**", ReplyTo: 7, InboxID: b,
-		State: channels.OutboxPending, CreatedAt: out[0].CreatedAt}
+	want := turns.OutboxItem{ID: oid, Channel: "telegram", ChatID: "42", Text: "**hi**", ReplyTo: 7, InboxID: b,
+		State: turns.OutboxPending, CreatedAt: out[0].CreatedAt}
 	if diff := cmp.Diff(want, out[0]); diff != "" {
 		t.Errorf("enqueued reply (-want +got):\n%s", diff)
 	}
@@ -204,16 +204,16 @@ func TestOutbox(t *testing.T) {
 	s := newStore(t)
 	var ids []int64
 	for _, text := range []string{"one", "two", "three"} {
-		id, err := s.Enqueue(ctx, channels.OutboxItem{Channel: "telegram", ChatID: "1", Text: text})
+		id, err := s.Enqueue(ctx, turns.OutboxItem{Channel: "telegram", ChatID: "1", Text: text})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
 	}
-	if _, err := s.Enqueue(ctx, channels.OutboxItem{Channel: "cli", ChatID: "1", Text: "elsewhere"}); err != nil {
+	if _, err := s.Enqueue(ctx, turns.OutboxItem{Channel: "cli", ChatID: "1", Text: "elsewhere"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Enqueue(ctx, channels.OutboxItem{Channel: "telegram", ChatID: "1", Text: "x", InboxID: 12345}); err == nil {
+	if _, err := s.Enqueue(ctx, turns.OutboxItem{Channel: "telegram", ChatID: "1", Text: "x", InboxID: 12345}); err == nil {
 		t.Error("Enqueue linked to a missing inbox item succeeded")
 	}
 	if err := s.MarkSent(ctx, ids[0], 555); err != nil {
@@ -238,11 +238,11 @@ func TestOutbox(t *testing.T) {
 	var state, reason string
 	var sentID, attempts int64
 	if err := s.db.QueryRow(`SELECT state, sent_message_id, attempts FROM outbox WHERE id = ?`, ids[0]).Scan(&state, &sentID, &attempts); err != nil ||
-		state != channels.OutboxSent || sentID != 555 || attempts != 1 {
+		state != turns.OutboxSent || sentID != 555 || attempts != 1 {
 		t.Errorf("sent row = %s, %d, %d, %v; want sent, 555, 1", state, sentID, attempts, err)
 	}
 	if err := s.db.QueryRow(`SELECT state, error FROM outbox WHERE id = ?`, ids[2]).Scan(&state, &reason); err != nil ||
-		state != channels.OutboxFailed || reason == "" {
+		state != turns.OutboxFailed || reason == "" {
 		t.Errorf("failed row = %s, %q, %v; want failed with the reason", state, reason, err)
 	}
 	if all, _ := s.PendingOutbound(ctx, ""); len(all) != 2 {
@@ -282,7 +282,7 @@ func TestQueuesArePruned(t *testing.T) {
 	}
 	answer := func(id int64, sent bool) int64 {
 		t.Helper()
-		oid, err := s.CompleteInbound(ctx, []int64{id}, &channels.OutboxItem{Channel: "telegram", ChatID: "42", Text: "reply", InboxID: id})
+		oid, err := s.CompleteInbound(ctx, []int64{id}, &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "reply", InboxID: id})
 		if err != nil {
 			t.Fatal(err)
 		}

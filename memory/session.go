@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 var _ agent.History = (*Store)(nil)
@@ -120,9 +120,9 @@ func finishTurn(ctx context.Context, tx *sql.Tx, t agent.Turn, text string, quie
 	if strings.TrimSpace(text) == "" {
 		text = t.Fallback
 	}
-	var reply *channels.OutboxItem
+	var reply *turns.OutboxItem
 	if text != "" && !quiet {
-		reply = &channels.OutboxItem{Channel: t.Channel, ChatID: t.ChatID, Text: text, ReplyTo: t.ReplyTo,
+		reply = &turns.OutboxItem{Channel: t.Channel, ChatID: t.ChatID, Text: text, ReplyTo: t.ReplyTo,
 			InboxID: slices.Max(ids)}
 	}
 	queued, err := closeInbound(ctx, tx, ids, reply)

@@ -22,7 +22,7 @@ import (
 
 	"github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // ErrNotFound is returned when a record to update does not exist.
@@ -263,7 +263,7 @@ func (s *Store) writeTx(ctx context.Context, urgent bool, fn func(tx *sql.Tx) er
 func storageError(err error) error {
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
-		return fmt.Errorf("%w: %w", channels.ErrStorageFull, err)
+		return fmt.Errorf("%w: %w", turns.ErrStorageFull, err)
 	}
 	return err
 }

@@ -1,5 +1,7 @@
 // Package cli is the terminal channel: one message from the command line,
-// or an interactive chat on standard input.
+// or an interactive chat on standard input. Its messages are not recorded
+// in the inbox: each waits for its session's turn in the turn engine and
+// the answer is printed, not queued.
 package cli
 
 import (
@@ -10,19 +12,20 @@ import (
 	"strings"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
-// Responder answers one message of a session.
-type Responder interface {
-	Respond(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (string, error)
+// Turns is the turn engine the chat's messages wait in.
+type Turns interface {
+	Await(ctx context.Context, src turns.Source, j turns.Job) (string, error)
 }
 
-// Chat talks to a Responder through a terminal.
+// Chat talks to the assistant through a terminal.
 type Chat struct {
 	In      io.Reader
 	Out     io.Writer
 	Session string // "cli:default" when empty
-	R       Responder
+	Turns   Turns
 	// Plain reads messages line by line and prints only the answers, with
 	// no banner and no prompts: for input that is not a terminal.
 	Plain bool
@@ -40,9 +43,35 @@ func Turn(session string) agent.Turn {
 	return agent.Turn{Session: session, Channel: channel, ChatID: chat, SenderID: "owner"}
 }
 
-// Once answers text and returns the reply.
+// source builds the turn of a typed message.
+type source struct{ session string }
+
+func (s source) Prepare(context.Context, turns.InboxItem) turns.Job { return turns.Job{Now: true} }
+
+func (s source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
+	return turns.Plan{
+		Turn:    Turn(s.session),
+		Message: agent.Message{Role: agent.RoleUser, Content: batch[0].Text},
+		// The answer as the loop gave it, an outage's honest text too.
+		Told: func(res agent.Result, _ error) string { return res.Text },
+	}
+}
+
+// Ask answers text and returns the reply and the turn's error: when the
+// model could not be reached, both an honest text and the error.
+func (c *Chat) Ask(ctx context.Context, text string) (string, error) {
+	t := Turn(c.Session)
+	return c.Turns.Await(ctx, source{session: t.Session}, turns.Job{Chat: t.Session, Text: text})
+}
+
+// Once answers text and returns the reply; an outage is an honest reply,
+// not an error.
 func (c *Chat) Once(ctx context.Context, text string) (string, error) {
-	return c.R.Respond(ctx, Turn(c.Session), agent.Message{Role: agent.RoleUser, Content: text}, false)
+	reply, err := c.Ask(ctx, text)
+	if err != nil && reply != "" {
+		return reply, nil
+	}
+	return reply, err
 }
 
 // Run is an interactive chat; it ends at end of input (Ctrl-D), on "exit"

@@ -7,19 +7,28 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels/cli"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 type upper struct{ turns []agent.Turn }
 
-func (u *upper) Respond(_ context.Context, t agent.Turn, msg agent.Message, _ bool) (string, error) {
+func (u *upper) Answer(_ context.Context, t agent.Turn, msg agent.Message, _ bool) (agent.Result, error) {
 	u.turns = append(u.turns, t)
-	return strings.ToUpper(msg.Content), nil
+	return agent.Result{Text: strings.ToUpper(msg.Content)}, nil
+}
+
+// engine answers with a; the terminal's turns are never recorded, so it
+// needs no store.
+func engine(t *testing.T, a turns.Answerer) *turns.Engine {
+	e := turns.New(nil, a, turns.Config{}, nil, turns.Hooks{})
+	t.Cleanup(e.Shutdown)
+	return e
 }
 
 func TestInteractiveChat(t *testing.T) {
 	var out strings.Builder
 	r := &upper{}
-	c := &cli.Chat{In: strings.NewReader("hello\n\nsecond line\n"), Out: &out, Session: "work", R: r}
+	c := &cli.Chat{In: strings.NewReader("hello\n\nsecond line\n"), Out: &out, Session: "work", Turns: engine(t, r)}
 	if err := c.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +43,7 @@ func TestInteractiveChat(t *testing.T) {
 // Input that is not a terminal gets the answers only, one after another.
 func TestPlainChat(t *testing.T) {
 	var out strings.Builder
-	c := &cli.Chat{In: strings.NewReader("hello\n\nsecond line\n"), Out: &out, R: &upper{}, Plain: true}
+	c := &cli.Chat{In: strings.NewReader("hello\n\nsecond line\n"), Out: &out, Turns: engine(t, &upper{}), Plain: true}
 	if err := c.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // allowList decides who may talk to the assistant. It is immutable; the
@@ -87,11 +87,11 @@ func (c *Channel) turnAway(ctx context.Context, m *models.Message) error {
 	}
 	c.log.Warn("message from a sender not in allow_from; telling them their id", "user_id", m.From.ID,
 		"username", truncate(m.From.Username, 64), "chat_id", m.Chat.ID)
-	_, err := c.store.Enqueue(ctx, channels.OutboxItem{
+	_, err := c.store.Enqueue(ctx, turns.OutboxItem{
 		Channel:   channelName,
 		ChatID:    strconv.FormatInt(m.Chat.ID, 10),
 		Text:      fmt.Sprintf(noticeUnknown, m.From.ID),
-		State:     channels.OutboxPending,
+		State:     turns.OutboxPending,
 		CreatedAt: time.Now().UTC(),
 	})
 	if err != nil {

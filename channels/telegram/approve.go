@@ -265,7 +265,7 @@ func (c *Channel) handleCallback(q *models.CallbackQuery) {
 // background: intake goes on meanwhile.
 func (c *Channel) answerPress(q *models.CallbackQuery, decide func(ctx context.Context) string) {
 	c.bg.Go(func() {
-		ctx, cancel := context.WithTimeout(c.bgCtx, sendTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 		defer cancel()
 		text := decide(ctx)
 		if _, err := c.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID, Text: text}); err != nil {

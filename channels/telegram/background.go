@@ -1,14 +1,12 @@
 package telegram
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // systemChannel is the inbox channel of messages from the daemon itself
@@ -60,7 +58,7 @@ func (c *Channel) tasksReply(ctx context.Context, chat string) string {
 
 // stopReply is /stop: the running turn and the chat's background tasks.
 func (c *Channel) stopReply(ctx context.Context, chat string) string {
-	turn := c.disp.stop(chat)
+	turn := c.turns.Stop(queueOf(chat))
 	b := c.backgroundWork()
 	if b == nil {
 		return turn
@@ -92,42 +90,24 @@ func (c *Channel) Announce(ctx context.Context, chat string, key int64, sender, 
 	if err != nil {
 		return err
 	}
-	it := channels.InboxItem{Channel: systemChannel, UpdateID: key, ChatID: chat, Payload: payload,
-		State: channels.InboxPending, ReceivedAt: c.now().UTC()}
-	c.sysMu.Lock()
-	defer c.sysMu.Unlock()
+	it := turns.InboxItem{Channel: systemChannel, UpdateID: key, ChatID: chat, Payload: payload,
+		State: turns.InboxPending, ReceivedAt: c.now().UTC()}
 	id, inserted, err := c.store.RecordInbound(ctx, it)
 	if err != nil {
 		return fmt.Errorf("record system message: %w", err)
 	}
-	if inserted && c.live {
+	if inserted {
 		it.ID = id
-		c.disp.add(ctx, it)
+		c.turns.Add(ctx, it)
 	}
 	return nil
 }
 
 // systemJob is the job of a recorded system message.
-func systemJob(it channels.InboxItem) (*job, string, bool) {
+func systemJob(it turns.InboxItem) (*job, string, bool) {
 	var m systemMessage
 	if err := json.Unmarshal(it.Payload, &m); err != nil || strings.TrimSpace(m.Text) == "" {
 		return nil, "", false
 	}
 	return &job{item: it, kind: jobSystem, text: m.Text, from: m.Sender}, "", true
-}
-
-// pendingItems is what the inbox holds unanswered for the channel, user
-// messages and system messages, in the order they were recorded.
-func (c *Channel) pendingItems(ctx context.Context) ([]channels.InboxItem, error) {
-	users, err := c.store.PendingInbound(ctx, channelName)
-	if err != nil {
-		return nil, err
-	}
-	system, err := c.store.PendingInbound(ctx, systemChannel)
-	if err != nil {
-		return nil, err
-	}
-	all := append(users, system...)
-	slices.SortFunc(all, func(a, b channels.InboxItem) int { return cmp.Compare(a.ID, b.ID) })
-	return all, nil
 }

@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // memStore is an in-memory Store with the same contract as memory.Store.
 type memStore struct {
 	mu         sync.Mutex
-	inbox      []channels.InboxItem
-	outbox     []channels.OutboxItem
+	inbox      []turns.InboxItem
+	outbox     []turns.OutboxItem
 	state      map[string]string
 	failRecord error
 	notices    map[string]time.Time
@@ -28,7 +28,7 @@ var _ Store = (*memStore)(nil)
 
 func newMemStore() *memStore { return &memStore{state: map[string]string{}} }
 
-func (s *memStore) RecordInbound(_ context.Context, it channels.InboxItem) (int64, bool, error) {
+func (s *memStore) RecordInbound(_ context.Context, it turns.InboxItem) (int64, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failRecord != nil {
@@ -41,19 +41,19 @@ func (s *memStore) RecordInbound(_ context.Context, it channels.InboxItem) (int6
 	}
 	it.ID = int64(len(s.inbox) + 1)
 	if it.State == "" {
-		it.State = channels.InboxPending
+		it.State = turns.InboxPending
 	}
 	it.Payload = bytes.Clone(it.Payload)
 	s.inbox = append(s.inbox, it)
 	return it.ID, true, nil
 }
 
-func (s *memStore) PendingInbound(_ context.Context, channel string) ([]channels.InboxItem, error) {
+func (s *memStore) PendingInbound(_ context.Context, channel string) ([]turns.InboxItem, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []channels.InboxItem
+	var out []turns.InboxItem
 	for _, it := range s.inbox {
-		if it.Channel == channel && (it.State == channels.InboxPending || it.State == channels.InboxStarted) {
+		if it.Channel == channel && (it.State == turns.InboxPending || it.State == turns.InboxStarted) {
 			out = append(out, it)
 		}
 	}
@@ -79,24 +79,24 @@ func (s *memStore) start(id, messageID int64) {
 	defer s.mu.Unlock()
 	for i := range s.inbox {
 		if s.inbox[i].ID == id {
-			s.inbox[i].State, s.inbox[i].MessageID = channels.InboxStarted, messageID
+			s.inbox[i].State, s.inbox[i].MessageID = turns.InboxStarted, messageID
 		}
 	}
 }
 
-func (s *memStore) CompleteInbound(_ context.Context, ids []int64, reply *channels.OutboxItem) (int64, error) {
+func (s *memStore) CompleteInbound(_ context.Context, ids []int64, reply *turns.OutboxItem) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	open := false
 	for _, it := range s.inbox {
-		open = open || (slices.Contains(ids, it.ID) && it.State != channels.InboxDone)
+		open = open || (slices.Contains(ids, it.ID) && it.State != turns.InboxDone)
 	}
 	if len(ids) > 0 && !open {
 		return 0, nil // closed by the turn's last record
 	}
 	for i := range s.inbox {
 		if slices.Contains(ids, s.inbox[i].ID) {
-			s.inbox[i].State = channels.InboxDone
+			s.inbox[i].State = turns.InboxDone
 		}
 	}
 	if reply == nil {
@@ -104,26 +104,43 @@ func (s *memStore) CompleteInbound(_ context.Context, ids []int64, reply *channe
 	}
 	r := *reply
 	r.ID = int64(len(s.outbox) + 1)
-	r.State = channels.OutboxPending
+	r.State = turns.OutboxPending
 	s.outbox = append(s.outbox, r)
 	return r.ID, nil
 }
 
-func (s *memStore) Enqueue(_ context.Context, it channels.OutboxItem) (int64, error) {
+// FinishTurn is the engine's close: the items done and the reply queued.
+func (s *memStore) FinishTurn(ctx context.Context, t agent.Turn, text string) error {
+	if len(t.Inbox) == 0 {
+		return nil
+	}
+	var reply *turns.OutboxItem
+	if text == "" {
+		text = t.Fallback
+	}
+	if text != "" {
+		reply = &turns.OutboxItem{Channel: t.Channel, ChatID: t.ChatID, Text: text, ReplyTo: t.ReplyTo,
+			InboxID: slices.Max(t.Inbox), State: turns.OutboxPending, CreatedAt: time.Now().UTC()}
+	}
+	_, err := s.CompleteInbound(ctx, t.Inbox, reply)
+	return err
+}
+
+func (s *memStore) Enqueue(_ context.Context, it turns.OutboxItem) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it.ID = int64(len(s.outbox) + 1)
-	it.State = channels.OutboxPending
+	it.State = turns.OutboxPending
 	s.outbox = append(s.outbox, it)
 	return it.ID, nil
 }
 
-func (s *memStore) PendingOutbound(_ context.Context, channel string) ([]channels.OutboxItem, error) {
+func (s *memStore) PendingOutbound(_ context.Context, channel string) ([]turns.OutboxItem, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []channels.OutboxItem
+	var out []turns.OutboxItem
 	for _, it := range s.outbox {
-		if it.Channel == channel && it.State == channels.OutboxPending {
+		if it.Channel == channel && it.State == turns.OutboxPending {
 			out = append(out, it)
 		}
 	}
@@ -135,7 +152,7 @@ func (s *memStore) MarkSent(_ context.Context, id, messageID int64) error {
 	defer s.mu.Unlock()
 	for i := range s.outbox {
 		if s.outbox[i].ID == id {
-			s.outbox[i].State = channels.OutboxSent
+			s.outbox[i].State = turns.OutboxSent
 			s.outbox[i].SentMessageID = messageID
 			return nil
 		}
@@ -148,7 +165,7 @@ func (s *memStore) MarkOutboundFailed(_ context.Context, id int64, _ string) err
 	defer s.mu.Unlock()
 	for i := range s.outbox {
 		if s.outbox[i].ID == id {
-			s.outbox[i].State = channels.OutboxFailed
+			s.outbox[i].State = turns.OutboxFailed
 			return nil
 		}
 	}
@@ -175,13 +192,13 @@ func (s *memStore) setFailRecord(err error) {
 	s.failRecord = err
 }
 
-func (s *memStore) inboxItems() []channels.InboxItem {
+func (s *memStore) inboxItems() []turns.InboxItem {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.inbox)
 }
 
-func (s *memStore) outboxItems() []channels.OutboxItem {
+func (s *memStore) outboxItems() []turns.OutboxItem {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.outbox)
@@ -193,16 +210,24 @@ func (s *memStore) settled() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, it := range s.inbox {
-		if it.State != channels.InboxDone {
+		if it.State != turns.InboxDone {
 			return false
 		}
 	}
 	for _, it := range s.outbox {
-		if it.State == channels.OutboxPending {
+		if it.State == turns.OutboxPending {
 			return false
 		}
 	}
 	return true
+}
+
+// testEngine is a turn engine over store (a new one when nil) that echoes.
+func testEngine(store *memStore) *turns.Engine {
+	if store == nil {
+		store = newMemStore()
+	}
+	return turns.New(store, newResponder(nil), turns.Config{}, nil, turns.Hooks{})
 }
 
 // respondCall is one call the channel made to the responder.
@@ -236,6 +261,12 @@ func (r *fakeResponder) Respond(ctx context.Context, t agent.Turn, msg agent.Mes
 	r.changed = make(chan struct{})
 	r.mu.Unlock()
 	return r.answer(ctx, c)
+}
+
+// Answer is the responder as the turn engine's answerer.
+func (r *fakeResponder) Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
+	text, err := r.Respond(ctx, t, msg, resume)
+	return agent.Result{Text: text}, err
 }
 
 func (r *fakeResponder) Calls() []respondCall {

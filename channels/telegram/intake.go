@@ -18,7 +18,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // allowedUpdates are the update kinds the channel asks Telegram for.
@@ -231,11 +231,11 @@ func (c *Channel) accept(ctx context.Context, raw []byte) error {
 		// Nothing of a stranger's is kept: at most a notice of their id.
 		return c.turnAway(ctx, m)
 	}
-	item := channels.InboxItem{
+	item := turns.InboxItem{
 		Channel:    channelName,
 		UpdateID:   u.ID,
 		Payload:    bytes.Clone(raw),
-		State:      channels.InboxPending,
+		State:      turns.InboxPending,
 		ReceivedAt: c.now().UTC(),
 	}
 	if u.Message != nil {
@@ -253,7 +253,7 @@ func (c *Channel) accept(ctx context.Context, raw []byte) error {
 		c.hooks.Inbound()
 	}
 	item.ID = id
-	c.disp.add(ctx, item)
+	c.turns.Add(ctx, item)
 	return nil
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 var botCommands = []models.BotCommand{
@@ -52,7 +52,7 @@ const (
 
 // prepare decides what a recorded item needs: a queued job (queue true), or
 // an immediate reply ("" for none) that completes it.
-func (c *Channel) prepare(ctx context.Context, it channels.InboxItem) (j *job, reply string, queue bool) {
+func (c *Channel) prepare(ctx context.Context, it turns.InboxItem) (j *job, reply string, queue bool) {
 	if it.Channel == systemChannel {
 		return systemJob(it)
 	}
@@ -61,7 +61,7 @@ func (c *Channel) prepare(ctx context.Context, it channels.InboxItem) (j *job, r
 		return nil, "", false
 	}
 	m := u.Message
-	if it.State == channels.InboxStarted {
+	if it.State == turns.InboxStarted {
 		// It passed every check before the restart; finish what began.
 		text, _ := c.address(m)
 		return &job{item: it, msg: m, kind: jobText, text: c.withName(m, text), sender: senderID(m)}, "", true
@@ -279,12 +279,12 @@ func (c *Channel) status(ctx context.Context, chat string) string {
 		b.WriteString(session + "\n")
 	}
 	fmt.Fprintf(&b, "Uptime: %s\n", time.Since(c.startedAt).Round(time.Second))
-	waiting, busy, queued, running := c.disp.chatLoad(chat)
+	l := c.turns.ChatLoad(queueOf(chat))
 	state := "idle"
-	if busy {
+	if l.Busy {
 		state = "working on a reply"
 	}
-	fmt.Fprintf(&b, "This chat: %s, %d waiting\nAll chats: %d running, %d waiting", state, waiting, running, queued)
+	fmt.Fprintf(&b, "This chat: %s, %d waiting\nAll chats: %d running, %d waiting", state, l.Waiting, l.Running, l.Queued)
 	return b.String()
 }
 

@@ -11,8 +11,6 @@ import (
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
-
-	"github.com/nanobot-go/nanobot/channels"
 )
 
 func TestStripMention(t *testing.T) {
@@ -128,45 +126,6 @@ func TestAllowList(t *testing.T) {
 	}
 	if newAllowList(nil).permits(&models.User{ID: 5}, 5) {
 		t.Error("an empty list admits somebody")
-	}
-}
-
-func TestTakeBatch(t *testing.T) {
-	text := func(id, sender int64) *job {
-		return &job{item: channels.InboxItem{ID: id, State: channels.InboxPending}, kind: jobText, sender: sender, text: fmt.Sprint(id)}
-	}
-	started := func(id int64) *job {
-		j := text(id, 1)
-		j.item.State = channels.InboxStarted
-		return j
-	}
-	startedBy := func(id, message int64) *job {
-		j := started(id)
-		j.item.MessageID = message
-		return j
-	}
-	media := &job{item: channels.InboxItem{ID: 9, State: channels.InboxPending}, kind: jobMedia, sender: 1}
-	for _, tc := range []struct {
-		name string
-		jobs []*job
-		want []int // batch sizes in order
-	}{
-		{"texts merge", []*job{text(1, 1), text(2, 1), text(3, 1)}, []int{3}},
-		{"senders split", []*job{text(1, 1), text(2, 2), text(3, 2)}, []int{1, 2}},
-		{"media alone", []*job{text(1, 1), media, text(3, 1)}, []int{1, 1, 1}},
-		{"interrupted turn resumes alone", []*job{started(1), started(2), text(3, 1)}, []int{2, 1}},
-		{"interrupted turns resume apart", []*job{startedBy(1, 10), startedBy(2, 10), startedBy(3, 20)}, []int{2, 1}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			q := &chatQueue{jobs: tc.jobs}
-			var got []int
-			for len(q.jobs) > 0 {
-				got = append(got, len(takeBatch(q)))
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("batches %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 

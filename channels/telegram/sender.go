@@ -13,8 +13,8 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/channels/telegram/markup"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 const (
@@ -89,6 +89,7 @@ func (s *sender) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
+		case <-s.c.cfg.Wake:
 		case <-timer.C:
 		}
 	}
@@ -107,7 +108,7 @@ func (s *sender) round(ctx context.Context) (idle, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var order []string
-	byChat := map[string][]channels.OutboxItem{}
+	byChat := map[string][]turns.OutboxItem{}
 	for _, it := range items {
 		if it.ID <= s.finished[it.ChatID] {
 			continue // delivered since the outbox was read
@@ -129,7 +130,7 @@ func (s *sender) round(ctx context.Context) (idle, ok bool) {
 	return idle, true
 }
 
-func (s *sender) deliverChat(ctx context.Context, chat string, items []channels.OutboxItem) {
+func (s *sender) deliverChat(ctx context.Context, chat string, items []turns.OutboxItem) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.busy, chat)
@@ -157,7 +158,7 @@ func (s *sender) deliverChat(ctx context.Context, chat string, items []channels.
 
 // deliver sends one reply, part by part; false means stop this chat (ctx
 // ended or the store failed) and leave the reply pending.
-func (s *sender) deliver(ctx context.Context, it channels.OutboxItem) bool {
+func (s *sender) deliver(ctx context.Context, it turns.OutboxItem) bool {
 	s.mu.Lock()
 	mid, done := s.sent[it.ID]
 	s.mu.Unlock()
@@ -300,8 +301,8 @@ func (c *Channel) Notify(ctx context.Context, session, text string) error {
 	if !ok {
 		return fmt.Errorf("session %q is not a telegram chat", session)
 	}
-	_, err := c.store.Enqueue(ctx, channels.OutboxItem{
-		Channel: channelName, ChatID: chat, Text: text, State: channels.OutboxPending, CreatedAt: time.Now().UTC(),
+	_, err := c.store.Enqueue(ctx, turns.OutboxItem{
+		Channel: channelName, ChatID: chat, Text: text, State: turns.OutboxPending, CreatedAt: time.Now().UTC(),
 	})
 	if err != nil {
 		return fmt.Errorf("queue notice: %w", err)

@@ -21,8 +21,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 const (
@@ -30,8 +29,6 @@ const (
 
 	defaultAPIURL          = "https://api.telegram.org"
 	defaultMaxFileSize     = 20 << 20 // the Bot API's own download limit
-	defaultMaxConcurrent   = 4
-	defaultShutdownTimeout = 30 * time.Second
 	defaultApprovalTimeout = 5 * time.Minute
 	defaultPollTimeout     = 25 * time.Second
 	defaultTypingInterval  = 4 * time.Second
@@ -68,8 +65,6 @@ type Config struct {
 	Workspace   string // documents are saved under Workspace/inbox/
 	Vision      bool   // the model accepts images
 
-	MaxConcurrent   int           // chats answered in parallel; default 4
-	ShutdownTimeout time.Duration // how long running turns may finish on shutdown; default 30 s
 	Approver        string        // user id asked to approve commands; "" = first numeric AllowFrom
 	ApprovalTimeout time.Duration // silence after this long is a denial; default 5 min
 	Model           string        // shown by /status
@@ -87,6 +82,10 @@ type Config struct {
 	// Now is the clock messages are stamped with when they arrive;
 	// time.Now when nil.
 	Now func() time.Time
+	// Wake rings when replies were queued outside the channel (a turn's
+	// answer, the message tool, a notice), so they are delivered now
+	// rather than at the next look at the outbox (turns.Bell.For).
+	Wake <-chan struct{}
 }
 
 // Store is the durable inbox, outbox and small key-value state the channel
@@ -105,17 +104,15 @@ type Notices interface {
 	ClaimNotice(ctx context.Context, key string, period time.Duration) (bool, error)
 }
 
-// Inbox records inbound updates and tracks their progress.
+// Inbox records inbound updates before Telegram may forget them.
 type Inbox interface {
-	RecordInbound(ctx context.Context, it channels.InboxItem) (id int64, inserted bool, err error)
-	PendingInbound(ctx context.Context, channel string) ([]channels.InboxItem, error)
-	CompleteInbound(ctx context.Context, ids []int64, reply *channels.OutboxItem) (outboxID int64, err error)
+	RecordInbound(ctx context.Context, it turns.InboxItem) (id int64, inserted bool, err error)
 }
 
 // Outbox holds replies until they are delivered.
 type Outbox interface {
-	Enqueue(ctx context.Context, it channels.OutboxItem) (int64, error)
-	PendingOutbound(ctx context.Context, channel string) ([]channels.OutboxItem, error)
+	Enqueue(ctx context.Context, it turns.OutboxItem) (int64, error)
+	PendingOutbound(ctx context.Context, channel string) ([]turns.OutboxItem, error)
 	MarkSent(ctx context.Context, id, messageID int64) error
 	MarkOutboundFailed(ctx context.Context, id int64, reason string) error
 }
@@ -126,15 +123,13 @@ type StateStore interface {
 	SetState(ctx context.Context, key, value string) error
 }
 
-// Responder answers one turn. The turn carries the inbox items it answers:
-// the responder's records start them with the user message and close them
-// with the answer queued (see agent.Record). With resume set, the turn's
-// first record was written before a crash: the responder continues from the
-// session instead of adding the message again. The reply is Markdown.
-// Errors are infrastructure failures; model outages come back as honest
-// reply text, which the channel queues itself.
-type Responder interface {
-	Respond(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (string, error)
+// Turns is the turn engine the channel hands its recorded updates to: it
+// answers each chat's messages in order, and serves /stop and /status.
+type Turns interface {
+	Attach(ctx context.Context, src turns.Source, channels ...string) error
+	Add(ctx context.Context, it turns.InboxItem)
+	Stop(chat string) string
+	ChatLoad(chat string) turns.Load
 }
 
 // Sessions serves the /new and /status commands. A Status text with a
@@ -153,17 +148,16 @@ type Transcriber interface {
 // Hooks let the daemon count what the channel does. All are optional and
 // must return quickly.
 type Hooks struct {
-	Inbound       func()                     // an update was recorded
-	TelegramError func(method string)        // a Bot API call failed
-	Queue         func(pending, running int) // turns waiting and running
-	Restart       func()                     // the watchdog restarted the connections
+	Inbound       func()              // an update was recorded
+	TelegramError func(method string) // a Bot API call failed
+	Restart       func()              // the watchdog restarted the connections
 }
 
 // Channel is the Telegram channel. Create it with New and start it with Run.
 type Channel struct {
 	cfg         Config
 	store       Store
-	responder   Responder
+	turns       Turns
 	sessions    Sessions
 	transcriber Transcriber
 	log         *slog.Logger
@@ -177,35 +171,30 @@ type Channel struct {
 	allow       atomic.Pointer[allowList]
 	model       atomic.Pointer[string]
 	background  atomic.Pointer[Background]
-	sysMu       sync.Mutex   // orders Announce with the start-up load of the inbox
-	live        bool         // the dispatcher has taken over the inbox; under sysMu
 	lastContact atomic.Int64 // unix nanoseconds
 	lastAlive   atomic.Int64 // unix nanoseconds of intake's last sign of life, for the watchdog
 	startedAt   time.Time
 	running     atomic.Bool
 
-	disp      *dispatcher
-	send      *sender
-	approvals *approvals
+	send       *sender
+	approvals  *approvals
+	stopSend   context.CancelFunc // set by Run; Flush ends the sender with it
+	senderDone chan struct{}
 
-	bg    sync.WaitGroup // short background calls (answering button presses)
-	bgCtx context.Context
+	bg sync.WaitGroup // short background calls (answering button presses)
 
 	flushTimeout time.Duration
 	ready        chan struct{} // closed once intake runs
 	webhookAddr  atomic.Pointer[string]
-
-	fullMu   sync.Mutex
-	fullTold map[string]bool // chats told the disk is full, in this outage
 }
 
 // New checks cfg and builds the channel; nothing is contacted until Run.
-func New(cfg Config, store Store, r Responder, s Sessions, tr Transcriber, logger *slog.Logger, hooks Hooks) (*Channel, error) {
+func New(cfg Config, store Store, t Turns, s Sessions, tr Transcriber, logger *slog.Logger, hooks Hooks) (*Channel, error) {
 	if strings.TrimSpace(cfg.Token) == "" {
 		return nil, errors.New("channels.telegram.token is empty: set TELEGRAM_BOT_TOKEN to the token from @BotFather")
 	}
-	if store == nil || r == nil {
-		return nil, errors.New("telegram channel needs a store and a responder")
+	if store == nil || t == nil {
+		return nil, errors.New("telegram channel needs a store and a turn engine")
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -217,7 +206,7 @@ func New(cfg Config, store Store, r Responder, s Sessions, tr Transcriber, logge
 	c := &Channel{
 		cfg:          cfg,
 		store:        store,
-		responder:    r,
+		turns:        t,
 		sessions:     s,
 		transcriber:  tr,
 		log:          logger.With("channel", channelName),
@@ -225,8 +214,6 @@ func New(cfg Config, store Store, r Responder, s Sessions, tr Transcriber, logge
 		approvals:    newApprovals(),
 		flushTimeout: defaultFlushTimeout,
 		ready:        make(chan struct{}),
-		bgCtx:        context.Background(),
-		fullTold:     map[string]bool{},
 	}
 	c.allow.Store(newAllowList(cfg.AllowFrom))
 	model := cfg.Model
@@ -250,7 +237,6 @@ func New(cfg Config, store Store, r Responder, s Sessions, tr Transcriber, logge
 		return nil, fmt.Errorf("telegram client: %w", c.scrub(err))
 	}
 	c.bot = b
-	c.disp = newDispatcher(c, cfg.MaxConcurrent)
 	c.send = newSender(c)
 	return c, nil
 }
@@ -268,12 +254,6 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.MaxFileSize <= 0 {
 		cfg.MaxFileSize = defaultMaxFileSize
-	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = defaultMaxConcurrent
-	}
-	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = defaultShutdownTimeout
 	}
 	if cfg.ApprovalTimeout <= 0 {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
@@ -352,11 +332,12 @@ func (c *Channel) now() time.Time {
 
 func (c *Channel) touch() { c.lastContact.Store(time.Now().UnixNano()) }
 
-// Run connects to Telegram and serves until ctx is done, then shuts down
-// gracefully: intake stops, running turns get ShutdownTimeout to finish (the
-// rest stay in the inbox and resume on the next start), the outbox is flushed
-// briefly. It returns nil after a clean shutdown and an error when it cannot
-// start.
+// Run connects to Telegram, hands the recorded updates to the turn engine
+// and receives new ones until ctx is done; replies are delivered from the
+// outbox meanwhile. It returns once intake has stopped, leaving delivery
+// running: after the engine drained its turns, Flush delivers what they
+// queued and stops. It returns nil after a clean stop and an error when
+// it cannot start or Telegram rejected the token.
 func (c *Channel) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return errors.New("telegram channel is already running")
@@ -370,38 +351,15 @@ func (c *Channel) Run(ctx context.Context) error {
 		return err
 	}
 
-	// Work that must outlive the intake context gets its own cancellation.
-	detached := context.WithoutCancel(ctx)
-	c.bgCtx = detached
-	sendCtx, cancelSend := context.WithCancel(detached)
-	defer cancelSend()
-	senderDone := make(chan struct{})
+	// Delivery outlives intake: Flush ends it.
+	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))
+	c.stopSend, c.senderDone = cancelSend, make(chan struct{})
 	go func() {
-		defer close(senderDone)
+		defer close(c.senderDone)
 		c.send.run(sendCtx)
 	}()
-
-	turnCtx, cancelTurns := context.WithCancelCause(detached)
-	defer cancelTurns(nil)
-	c.disp.base = turnCtx
-
-	c.sysMu.Lock()
-	pending, err := c.pendingItems(ctx)
-	if err != nil {
-		c.sysMu.Unlock()
-		cancelSend()
-		<-senderDone
-		return fmt.Errorf("load pending messages: %w", err)
-	}
-	c.disp.hold()
-	for _, it := range pending {
-		c.disp.add(ctx, it)
-	}
-	c.disp.release()
-	c.live = true // Announce hands items to the dispatcher from now on
-	c.sysMu.Unlock()
-	if len(pending) > 0 {
-		c.log.Info("resuming recorded messages", "count", len(pending))
+	if err := c.turns.Attach(ctx, source{c}, channelName, systemChannel); err != nil {
+		return err
 	}
 
 	intakeCtx, stopIntake := context.WithCancel(ctx)
@@ -422,25 +380,28 @@ func (c *Channel) Run(ctx context.Context) error {
 	if errors.Is(intakeErr, ErrBadToken) {
 		c.log.Error("telegram channel stopping: telegram rejected the bot token (401); it was revoked or replaced",
 			"what_to_do", "get the current token from @BotFather, set TELEGRAM_BOT_TOKEN and start the gateway again")
-	} else {
-		c.log.Info("telegram channel stopping")
-	}
-	c.disp.shutdown(c.cfg.ShutdownTimeout, cancelTurns)
-	c.send.drain()
-	select {
-	case <-senderDone:
-	case <-time.After(c.flushTimeout):
-		cancelSend()
-		<-senderDone
-	}
-	c.bg.Wait()
-	if errors.Is(intakeErr, ErrBadToken) {
 		return intakeErr
 	}
+	c.log.Info("telegram channel stopping")
 	if intakeErr != nil {
 		c.log.Warn("telegram intake ended with an error", "err", intakeErr)
 	}
 	return nil
+}
+
+// Flush delivers what the outbox holds for a short while, then stops
+// delivery. Call it after Run returned and the turns were drained.
+func (c *Channel) Flush() {
+	if c.stopSend != nil {
+		c.send.drain()
+		select {
+		case <-c.senderDone:
+		case <-time.After(c.flushTimeout):
+			c.stopSend()
+			<-c.senderDone
+		}
+	}
+	c.bg.Wait()
 }
 
 // tokenRejected records that Telegram refused the token, for `nanobot

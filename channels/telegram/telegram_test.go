@@ -23,9 +23,9 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/channels/telegram/markup"
 	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 const (
@@ -43,6 +43,10 @@ type setup struct {
 	tr    Transcriber
 	cfg   func(*Config)
 	hooks Hooks
+	// turns configures the engine (MaxConcurrent 4, ShutdownTimeout 10 s
+	// when zero); queue observes it.
+	turns turns.Config
+	queue func(pending, running int)
 }
 
 type harness struct {
@@ -51,6 +55,7 @@ type harness struct {
 	resp   *fakeResponder
 	sess   *fakeSessions
 	ch     *Channel
+	turns  *turns.Engine
 	logs   *syncBuffer
 	cancel context.CancelFunc
 	done   chan error
@@ -58,13 +63,12 @@ type harness struct {
 
 func testConfig(srv *telegramtest.Server) Config {
 	return Config{
-		Token:           srv.Token(),
-		APIURL:          srv.URL(),
-		AllowFrom:       []string{"1001", "@bob"},
-		Model:           "test-model",
-		PollTimeout:     time.Second,
-		TypingInterval:  20 * time.Millisecond,
-		ShutdownTimeout: 10 * time.Second,
+		Token:          srv.Token(),
+		APIURL:         srv.URL(),
+		AllowFrom:      []string{"1001", "@bob"},
+		Model:          "test-model",
+		PollTimeout:    time.Second,
+		TypingInterval: 20 * time.Millisecond,
 	}
 }
 
@@ -88,14 +92,24 @@ func run(t testing.TB, s setup) *harness {
 	}
 	h := &harness{srv: s.srv, store: s.store, resp: s.resp, sess: &fakeSessions{}, logs: &syncBuffer{}, done: make(chan error, 1)}
 	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ch, err := New(cfg, h.store, h.resp, h.sess, s.tr, logger, s.hooks)
+	if s.turns.ShutdownTimeout == 0 {
+		s.turns.ShutdownTimeout = 10 * time.Second
+	}
+	h.turns = turns.New(h.store, h.resp, s.turns, logger, turns.Hooks{Queue: s.queue,
+		Queued: func(string) { h.ch.OutboxChanged() }})
+	ch, err := New(cfg, h.store, h.turns, h.sess, s.tr, logger, s.hooks)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	h.ch = ch
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	h.cancel = cancel
-	go func() { h.done <- ch.Run(ctx) }()
+	go func() {
+		err := ch.Run(ctx)
+		h.turns.Shutdown()
+		ch.Flush()
+		h.done <- err
+	}()
 	select {
 	case <-ch.ready:
 	case err := <-h.done:
@@ -183,7 +197,7 @@ func TestMessageAnswered(t *testing.T) {
 	}
 	waitUntil(t, "the reply is marked sent", func() bool {
 		out := h.store.outboxItems()
-		return len(out) == 1 && out[0].State == channels.OutboxSent && out[0].SentMessageID == sent[0].MessageID
+		return len(out) == 1 && out[0].State == turns.OutboxSent && out[0].SentMessageID == sent[0].MessageID
 	})
 	waitUntil(t, "Telegram is told the update was taken", func() bool { return h.srv.Offset() > 0 })
 }
@@ -275,8 +289,8 @@ func TestQueuedTextsMergeInOrder(t *testing.T) {
 	h.srv.SendText(owner, owner, "alice", "two")
 	h.srv.SendText(owner, owner, "alice", "three")
 	waitUntil(t, "two messages wait behind the running turn", func() bool {
-		waiting, busy, _, _ := h.ch.disp.chatLoad("1001")
-		return waiting == 2 && busy
+		l := h.turns.ChatLoad("telegram:1001")
+		return l.Waiting == 2 && l.Busy
 	})
 	close(release)
 	sent := waitSent(t, h.srv, 2)
@@ -309,7 +323,7 @@ func TestLongReplyArrivesInOrderedParts(t *testing.T) {
 	h.srv.SendText(owner, owner, "alice", "tell me everything")
 	waitUntil(t, "the long reply is delivered", func() bool {
 		out := h.store.outboxItems()
-		return len(out) == 1 && out[0].State == channels.OutboxSent
+		return len(out) == 1 && out[0].State == turns.OutboxSent
 	})
 	sent := h.srv.Sent()
 	if len(sent) < 3 {
@@ -381,7 +395,7 @@ func TestRefusedReplyIsRecordedAsFailed(t *testing.T) {
 	h.srv.SendText(owner, owner, "alice", "first")
 	waitUntil(t, "the refused reply is given up", func() bool {
 		out := h.store.outboxItems()
-		return len(out) == 1 && out[0].State == channels.OutboxFailed
+		return len(out) == 1 && out[0].State == turns.OutboxFailed
 	})
 	h.srv.SendText(owner, owner, "alice", "second")
 	sent := waitSent(t, h.srv, 1)
@@ -397,11 +411,11 @@ func TestHooksAndLastContact(t *testing.T) {
 	hooks := Hooks{
 		Inbound:       func() { mu.Lock(); inbound++; mu.Unlock() },
 		TelegramError: func(m string) { mu.Lock(); failed[m]++; mu.Unlock() },
-		Queue:         func(_, running int) { mu.Lock(); maxRunning = max(maxRunning, running); mu.Unlock() },
 	}
+	queue := func(_, running int) { mu.Lock(); maxRunning = max(maxRunning, running); mu.Unlock() }
 	srv := telegramtest.NewServer(t, testToken)
 	srv.FailNext("sendMessage", 1, http.StatusInternalServerError, 0, "Internal Server Error")
-	h := run(t, setup{srv: srv, hooks: hooks})
+	h := run(t, setup{srv: srv, hooks: hooks, queue: queue})
 	if h.ch.LastContact().IsZero() {
 		t.Error("LastContact is zero after start")
 	}
@@ -437,7 +451,7 @@ func TestOutboxResumesAfterRestart(t *testing.T) {
 		t.Fatalf("test reply splits into %d parts, want at least 3", len(parts))
 	}
 	store := newMemStore()
-	id, err := store.CompleteInbound(t.Context(), nil, &channels.OutboxItem{Channel: channelName, ChatID: "1001", Text: long})
+	id, err := store.CompleteInbound(t.Context(), nil, &turns.OutboxItem{Channel: channelName, ChatID: "1001", Text: long})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +459,7 @@ func TestOutboxResumesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := run(t, setup{store: store})
-	waitUntil(t, "the reply is delivered", func() bool { return store.outboxItems()[0].State == channels.OutboxSent })
+	waitUntil(t, "the reply is delivered", func() bool { return store.outboxItems()[0].State == turns.OutboxSent })
 	sent := h.srv.Sent()
 	if len(sent) != len(parts)-2 {
 		t.Fatalf("sent %d parts, want the %d not delivered before the restart", len(sent), len(parts)-2)
@@ -476,7 +490,7 @@ func TestStopCancelsTheRunningTurn(t *testing.T) {
 	}
 	select {
 	case cause := <-stopped:
-		if !errors.Is(cause, errStopped) {
+		if !errors.Is(cause, turns.ErrStopped) {
 			t.Errorf("turn ended with %v, want errStopped", cause)
 		}
 	case <-waitCtx(t).Done():
@@ -621,10 +635,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 func TestRestartAnswersRecordedMessages(t *testing.T) {
 	store := newMemStore()
 	ctx := t.Context()
-	if _, _, err := store.RecordInbound(ctx, channels.InboxItem{Channel: channelName, UpdateID: 1, ChatID: "1001", Payload: privateUpdate(1, owner, "recorded before a crash"), State: channels.InboxPending}); err != nil {
+	if _, _, err := store.RecordInbound(ctx, turns.InboxItem{Channel: channelName, UpdateID: 1, ChatID: "1001", Payload: privateUpdate(1, owner, "recorded before a crash"), State: turns.InboxPending}); err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := store.RecordInbound(ctx, channels.InboxItem{Channel: channelName, UpdateID: 2, ChatID: "1002", Payload: privateUpdate(2, friend, "in flight at the crash"), State: channels.InboxPending})
+	id, _, err := store.RecordInbound(ctx, turns.InboxItem{Channel: channelName, UpdateID: 2, ChatID: "1002", Payload: privateUpdate(2, friend, "in flight at the crash"), State: turns.InboxPending})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,11 +675,11 @@ func TestShutdownInterruptsAndRestartResumes(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	})
-	first := run(t, setup{srv: srv, store: store, resp: hang, cfg: func(c *Config) { c.ShutdownTimeout = 50 * time.Millisecond }})
+	first := run(t, setup{srv: srv, store: store, resp: hang, turns: turns.Config{ShutdownTimeout: 50 * time.Millisecond}})
 	srv.SendText(owner, owner, "alice", "long job")
 	hang.waitCalls(t, 1)
 	first.stop(t)
-	if items := store.inboxItems(); len(items) != 1 || items[0].State != channels.InboxStarted {
+	if items := store.inboxItems(); len(items) != 1 || items[0].State != turns.InboxStarted {
 		t.Fatalf("after shutdown the inbox holds %+v, want one started item", items)
 	}
 	second := run(t, setup{srv: srv, store: store})
@@ -688,7 +702,7 @@ func TestWebhook(t *testing.T) {
 	cfg.WebhookURL = "https://bot.example.org/telegram"
 	cfg.WebhookListen = "127.0.0.1:0"
 	cfg.WebhookSecret = "s3cret-header-value"
-	c, err := New(cfg, store, newResponder(nil), nil, nil, nil, Hooks{})
+	c, err := New(cfg, store, testEngine(store), nil, nil, nil, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1029,7 +1043,7 @@ func TestRejectedTokenFailsFast(t *testing.T) {
 	srv := telegramtest.NewServer(t, testToken)
 	cfg := testConfig(srv)
 	cfg.Token = "999:not-the-right-token"
-	c, err := New(cfg, newMemStore(), newResponder(nil), nil, nil, nil, Hooks{})
+	c, err := New(cfg, newMemStore(), testEngine(nil), nil, nil, nil, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1047,7 +1061,7 @@ func TestTokenNeverLogged(t *testing.T) {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := Config{Token: testToken, APIURL: "http://127.0.0.1:1", AllowFrom: []string{"1"}}
-	c, err := New(cfg, newMemStore(), newResponder(nil), nil, nil, logger, Hooks{})
+	c, err := New(cfg, newMemStore(), testEngine(nil), nil, nil, logger, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1084,7 +1098,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"webhook without secret", Config{Token: "1:x", Mode: "webhook", WebhookURL: "https://x", WebhookListen: ":1"}, "secret_token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := New(tc.cfg, newMemStore(), newResponder(nil), nil, nil, nil, Hooks{})
+			_, err := New(tc.cfg, newMemStore(), testEngine(nil), nil, nil, nil, Hooks{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New = %v, want an error about %s", err, tc.want)
 			}
@@ -1096,7 +1110,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // the finished reply again.
 func TestRoundSkipsRepliesFinishedSinceTheRead(t *testing.T) {
 	store := newMemStore()
-	id, _ := store.Enqueue(t.Context(), channels.OutboxItem{Channel: channelName, ChatID: "5", Text: "hello"})
+	id, _ := store.Enqueue(t.Context(), turns.OutboxItem{Channel: channelName, ChatID: "5", Text: "hello"})
 	c := &Channel{store: store, log: slog.New(slog.DiscardHandler)}
 	s := newSender(c)
 	s.finished["5"] = id // delivered, but the store still says pending to a stale read

@@ -17,7 +17,7 @@ import (
 // A call on a dead connection is cut off by a restart, not by its deadline.
 func TestRestartAbortsCallsInFlight(t *testing.T) {
 	srv := telegramtest.NewServer(t, testToken)
-	c, err := New(testConfig(srv), newMemStore(), newResponder(nil), nil, nil, nil, Hooks{})
+	c, err := New(testConfig(srv), newMemStore(), testEngine(nil), nil, nil, nil, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRevokedTokenStopsTheChannel(t *testing.T) {
 				cfg.Heartbeat, cfg.Watchdog = 20*time.Millisecond, time.Minute
 			}
 			logs := &syncBuffer{}
-			c, err := New(cfg, store, newResponder(nil), nil, nil, slogTo(logs), Hooks{})
+			c, err := New(cfg, store, testEngine(store), nil, nil, slogTo(logs), Hooks{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +204,7 @@ func TestRevokedTokenStopsTheChannel(t *testing.T) {
 }
 
 func TestWatchdogShorterThanAPollRefused(t *testing.T) {
-	_, err := New(Config{Token: "1:x", PollTimeout: 25 * time.Second, Watchdog: 30 * time.Second}, newMemStore(), newResponder(nil), nil, nil, nil, Hooks{})
+	_, err := New(Config{Token: "1:x", PollTimeout: 25 * time.Second, Watchdog: 30 * time.Second}, newMemStore(), testEngine(nil), nil, nil, nil, Hooks{})
 	if err == nil || !strings.Contains(err.Error(), "watchdog") {
 		t.Errorf("New = %v, want a watchdog shorter than two polls refused", err)
 	}

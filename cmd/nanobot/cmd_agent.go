@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nanobot-go/nanobot/admin"
-	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels/cli"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // start loads the config and builds a runtime with its logger.
@@ -58,16 +58,18 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	defer rt.close(5 * time.Second)
 	rt.waitForMCP(ctx)
 
-	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, R: rt, Plain: !isTerminal(a.stdin)}
+	engine := turns.New(rt.store, rt, turns.Config{ShutdownTimeout: rt.config().Agent.ShutdownTimeout}, rt.logger, turns.Hooks{})
+	defer engine.Shutdown()
+	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: engine, Plain: !isTerminal(a.stdin)}
 	if !given {
 		return chat.Run(ctx)
 	}
-	res, err := rt.answer(ctx, cli.Turn(session), agent.Message{Role: agent.RoleUser, Content: message}, false)
-	if res.Text != "" {
-		fmt.Fprintln(a.stdout, strings.TrimSpace(res.Text))
+	text, err := chat.Ask(ctx, message)
+	if text != "" {
+		fmt.Fprintln(a.stdout, strings.TrimSpace(text))
 	}
 	if err != nil {
-		if res.Text != "" {
+		if text != "" {
 			return errors.New("the model could not be reached")
 		}
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 const cronUsage = "usage: nanobot cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--chat ID] | remove ID | run ID"
@@ -54,7 +55,7 @@ func (a *app) cronServiceWith(ctx context.Context, cfgPath string, open func(con
 		st.Close()
 		return nil, nil, nil, err
 	}
-	return jobs.New(jobStore{st}, nil, a.now(), jc, nil, nil), cfg, func() { st.Close() }, nil
+	return jobs.New(jobStore{st}, nil, a.now(), jc, nil), cfg, func() { st.Close() }, nil
 }
 
 func (a *app) cronList(ctx context.Context, cfgPath string, args []string) error {
@@ -192,7 +193,9 @@ func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error 
 	if err != nil {
 		return err
 	}
-	svc := jobs.New(jobStore{rt.store}, turnRunner{rt}, a.now(), jc, rt.logger, nil)
+	engine := turns.New(rt.store, rt, turns.Config{ShutdownTimeout: rt.config().Agent.ShutdownTimeout}, rt.logger, turns.Hooks{})
+	defer engine.Shutdown()
+	svc := jobs.New(jobStore{rt.store}, engine, a.now(), jc, rt.logger)
 	text, err := svc.RunNow(ctx, id)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/internal/idle"
 	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // errNoTelegram is the gateway's answer to a config with Telegram off.
@@ -82,16 +83,21 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if cfg.Provider.TranscriptionModel != "" {
 		tr = transcriber{rt}
 	}
+	bell := turns.NewBell()
+	engine := turns.New(rt.store, rt, turns.Config{MaxConcurrent: cfg.Agent.MaxConcurrent, ShutdownTimeout: cfg.Agent.ShutdownTimeout}, log,
+		turns.Hooks{
+			Queue: func(pending, running int) {
+				metrics.SetQueue("pending", pending)
+				metrics.SetQueue("running", running)
+			},
+			Queued: bell.Ring,
+		})
 	tc := telegramConfig(cfg, a.now().Now)
-	tc.PollTimeout, tc.Watchdog = *pollTimeout, *watchdog
-	ch, err := telegram.New(tc, rt.store, rt, rt, tr, log, telegram.Hooks{
+	tc.PollTimeout, tc.Watchdog, tc.Wake = *pollTimeout, *watchdog, bell.For("telegram")
+	ch, err := telegram.New(tc, rt.store, engine, rt, tr, log, telegram.Hooks{
 		Inbound:       func() { metrics.InboundMessage("telegram") },
 		TelegramError: metrics.TelegramError,
 		Restart:       metrics.TelegramRestart,
-		Queue: func(pending, running int) {
-			metrics.SetQueue("pending", pending)
-			metrics.SetQueue("running", running)
-		},
 	})
 	if err != nil {
 		rt.close(time.Second)
@@ -109,7 +115,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		}
 	})
 
-	stopProactive, err := a.runProactive(ctx, rt, ch)
+	stopProactive, err := a.runProactive(ctx, rt, ch, engine, bell)
 	if err != nil {
 		rt.close(time.Second)
 		return err
@@ -144,7 +150,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	go func() {
 		defer wg.Done()
 		watchWake(watchCtx, cfg.Storage.Path, *reloadEvery, func() {
-			ch.OutboxChanged()
+			bell.Ring("telegram")
 			if p := rt.proactive(); p != nil {
 				p.wake()
 			}
@@ -161,6 +167,8 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	stopWatch()
 	wg.Wait()
 	stopProactive()
+	engine.Shutdown()
+	ch.Flush()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		srv.Shutdown(sctx)
@@ -195,8 +203,6 @@ func telegramConfig(cfg *config.Config, now func() time.Time) telegram.Config {
 		MaxFileSize:     t.MaxFileSize,
 		Workspace:       cfg.Agent.Workspace,
 		Vision:          cfg.Provider.Vision,
-		MaxConcurrent:   cfg.Agent.MaxConcurrent,
-		ShutdownTimeout: cfg.Agent.ShutdownTimeout,
 		Approver:        cfg.Owner(),
 		ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 		Model:           cfg.Provider.Model,

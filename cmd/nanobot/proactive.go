@@ -22,6 +22,7 @@ import (
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // proactive is the work the gateway does on its own: scheduled jobs, the
@@ -30,7 +31,7 @@ import (
 type proactive struct {
 	rt        *runtime
 	clock     schedule.Clock
-	delivered func()        // something was queued for a chat outside the channel
+	bell      *turns.Bell   // rung when something was queued for a chat outside a turn
 	jobs      *jobs.Service // nil when cron.enabled is false
 	heartbeat *heartbeat.Heartbeat
 	tasks     *subagent.Manager
@@ -40,36 +41,29 @@ type proactive struct {
 
 // chatPort is what the background work needs of the chat channel.
 type chatPort interface {
-	// OutboxChanged: something was queued for a chat outside the channel.
-	OutboxChanged()
 	// Announce puts a system message into a chat's turns.
 	Announce(ctx context.Context, chat string, key int64, sender, text string) error
 }
 
-// newProactive builds the gateway's background work over rt and the chat
-// channel.
-func newProactive(rt *runtime, clock schedule.Clock, ch chatPort) (*proactive, error) {
+// newProactive builds the gateway's background work over rt, the turn
+// engine and the chat channel.
+func newProactive(rt *runtime, clock schedule.Clock, ch chatPort, engine *turns.Engine, bell *turns.Bell) (*proactive, error) {
 	cfg := rt.config()
-	delivered := ch.OutboxChanged
-	p := &proactive{rt: rt, clock: clock, delivered: delivered, woken: make(chan struct{}, 1)}
+	p := &proactive{rt: rt, clock: clock, bell: bell, woken: make(chan struct{}, 1)}
 	if cfg.Cron.Enabled {
 		jc, err := jobsConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		p.jobs = jobs.New(jobStore{rt.store}, turnRunner{rt}, clock, jc, rt.logger, delivered)
+		p.jobs = jobs.New(jobStore{rt.store}, engine, clock, jc, rt.logger)
 	}
 	hc, err := heartbeatConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	warnHeartbeat(rt, cfg)
-	p.heartbeat = heartbeat.New(rt.store, turnRunner{rt}, func() agent.Provider { return meteredProvider{rt} }, clock, hc,
-		rt.logger, heartbeat.Hooks{Decision: rt.metrics.HeartbeatCheck, Ran: func(queued string) {
-			if queued != "" {
-				delivered()
-			}
-		}})
+	p.heartbeat = heartbeat.New(rt.store, engine, func() agent.Provider { return meteredProvider{rt} }, clock, hc,
+		rt.logger, heartbeat.Hooks{Decision: rt.metrics.HeartbeatCheck})
 	taskTools, err := p.taskTools(cfg)
 	if err != nil {
 		return nil, err
@@ -153,11 +147,9 @@ func jobsConfig(cfg *config.Config) (jobs.Config, error) {
 		return jobs.Config{}, &config.Error{File: cfg.Path, Key: "agent.timezone", Problem: err.Error()}
 	}
 	return jobs.Config{
-		MaxPerChat:      cfg.Cron.MaxJobsPerChat,
-		Missed:          cfg.Cron.Missed,
-		Zone:            zone,
-		Workers:         cfg.Agent.MaxConcurrent,
-		ShutdownTimeout: cfg.Agent.ShutdownTimeout,
+		MaxPerChat: cfg.Cron.MaxJobsPerChat,
+		Missed:     cfg.Cron.Missed,
+		Zone:       zone,
 	}, nil
 }
 
@@ -168,8 +160,8 @@ const resyncInterval = time.Minute
 // runProactive builds the gateway's background work, connects it to the
 // channel and starts it. It stops when ctx ends or stop is called; stop
 // returns once it has.
-func (a *app) runProactive(ctx context.Context, rt *runtime, ch *telegram.Channel) (stop func(), err error) {
-	p, err := newProactive(rt, a.now(), ch)
+func (a *app) runProactive(ctx context.Context, rt *runtime, ch *telegram.Channel, engine *turns.Engine, bell *turns.Bell) (stop func(), err error) {
+	p, err := newProactive(rt, a.now(), ch, engine, bell)
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/subagent"
-	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // The adapters between the background work and the runtime, the store and
@@ -25,12 +25,12 @@ func (o chatOutbox) Send(ctx context.Context, from agent.Turn, chat, text string
 	if session == from.Session {
 		session = "" // the conversation holds the tool call already
 	}
-	_, err := o.p.rt.store.Deliver(ctx, channels.OutboxItem{Channel: from.Channel, ChatID: chat, Text: text,
-		State: channels.OutboxPending, CreatedAt: time.Now().UTC()}, session)
+	_, err := o.p.rt.store.Deliver(ctx, turns.OutboxItem{Channel: from.Channel, ChatID: chat, Text: text,
+		State: turns.OutboxPending, CreatedAt: time.Now().UTC()}, session)
 	if err != nil {
 		return err
 	}
-	o.p.delivered()
+	o.p.bell.Ring(from.Channel)
 	return nil
 }
 
@@ -81,14 +81,6 @@ func (a taskStore) RunningSubagents(ctx context.Context) ([]subagent.Task, error
 
 func (a taskStore) Recent(ctx context.Context, session string, limit int) ([]agent.Message, error) {
 	return a.s.Recent(ctx, session, limit)
-}
-
-// turnRunner runs the turns the daemon starts on its own, with the same
-// budget, accounting and logs as a chat's.
-type turnRunner struct{ rt *runtime }
-
-func (t turnRunner) Answer(ctx context.Context, turn agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
-	return t.rt.answer(ctx, turn, msg, resume)
 }
 
 // cronJobs is the cron tool's view of the jobs service: the calling turn's
@@ -177,14 +169,6 @@ func (a jobStore) SkipJob(ctx context.Context, id int64, slot, next time.Time) e
 }
 
 func (a jobStore) JobsVersion(ctx context.Context) (string, error) { return a.s.JobsVersion(ctx) }
-
-func (a jobStore) PendingFirings(ctx context.Context) ([]channels.InboxItem, error) {
-	return a.s.PendingFirings(ctx)
-}
-
-func (a jobStore) FinishTurn(ctx context.Context, t agent.Turn, text string) error {
-	return a.s.FinishTurn(ctx, t, text)
-}
 
 // consolidationStore adapts the store to what consolidation consumes.
 type consolidationStore struct{ s *memory.Store }

@@ -378,20 +378,10 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	return nil
 }
 
-// Respond answers one message of a session. A model outage is not an
-// error here: the reply is then an honest sentence saying so.
-func (r *runtime) Respond(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (string, error) {
-	res, err := r.answer(ctx, t, msg, resume)
-	if err != nil && res.Text != "" {
-		return res.Text, nil
-	}
-	return res.Text, err
-}
-
-// answer runs a turn: the daily budget first, then the loop, then a
+// Answer runs a turn: the daily budget first, then the loop, then a
 // background consolidation check. When the model cannot be reached it
 // returns both an honest text for the user and the error.
-func (r *runtime) answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
+func (r *runtime) Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
 	if t.ID == "" {
 		t.ID = newTurnID()
 	}

@@ -1,6 +1,4 @@
-// Package channels holds what every chat channel shares: the durable inbox
-// and outbox records that make a daemon lose nothing across crashes.
-package channels
+package turns
 
 import (
 	"errors"
@@ -19,13 +17,15 @@ const (
 	InboxDone    = "done"    // answered (the reply is in the outbox)
 )
 
-// InboxItem is an inbound update, recorded before the channel acknowledges it.
+// InboxItem is an inbound message, recorded before its source acknowledges
+// it: a Telegram update, a scheduled job's firing, a heartbeat run, a
+// background task's report.
 type InboxItem struct {
 	ID         int64  // assigned by the store
-	Channel    string // "telegram"
-	UpdateID   int64  // the channel's own id; unique per channel
+	Channel    string // the inbox channel: "telegram", "telegram.system", "cron", "heartbeat"
+	UpdateID   int64  // the source's own id; unique per channel
 	ChatID     string
-	Payload    []byte // the update exactly as received (JSON)
+	Payload    []byte // the message exactly as received (JSON)
 	State      string
 	ReceivedAt time.Time
 	// MessageID is the session message of the turn that answers the item,
@@ -41,7 +41,8 @@ const (
 	OutboxFailed  = "failed" // given up on; kept for the record
 )
 
-// OutboxItem is a reply waiting to be delivered until the channel accepts it.
+// OutboxItem is a reply waiting to be delivered until its channel accepts
+// it.
 type OutboxItem struct {
 	ID      int64
 	Channel string
