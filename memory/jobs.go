@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
-	"github.com/nanobot-go/nanobot/turns"
 )
 
 // ErrLimit is returned when a chat already has as many jobs as allowed.
@@ -294,11 +293,6 @@ func scanJobs(rows *sql.Rows) ([]Job, error) {
 		out = append(out, j)
 	}
 	return out, rows.Err()
-}
-
-// PendingFirings returns the firings whose turns have not ended.
-func (s *Store) PendingFirings(ctx context.Context) ([]turns.InboxItem, error) {
-	return s.PendingInbound(ctx, "cron")
 }
 
 func nullMillis(t time.Time) sql.NullInt64 {

@@ -106,13 +106,13 @@ func (s *Store) PendingInbound(ctx context.Context, channel string) ([]turns.Inb
 	return items, nil
 }
 
-// CompleteInbound marks the updates done and, when reply is not nil,
+// completeInbound marks the updates done and, when reply is not nil,
 // enqueues it, in one transaction, so an answered update is never answered
 // again and never left without its reply. Updates that are all done already
 // (their turn's last record closed them) stay as they are and nothing is
 // enqueued. It returns the reply's outbox id (0 without a reply). An
 // unknown id fails it and changes nothing.
-func (s *Store) CompleteInbound(ctx context.Context, ids []int64, reply *turns.OutboxItem) (outboxID int64, err error) {
+func (s *Store) completeInbound(ctx context.Context, ids []int64, reply *turns.OutboxItem) (outboxID int64, err error) {
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var err error
 		outboxID, err = closeInbound(ctx, tx, ids, reply)

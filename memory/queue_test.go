@@ -129,8 +129,8 @@ func TestInboxStates(t *testing.T) {
 	}
 
 	// Closing them again, as a channel does after every turn, sends nothing more.
-	if oid, err := s.CompleteInbound(ctx, []int64{ids[1], ids[2]}, &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "again"}); err != nil || oid != 0 {
-		t.Errorf("CompleteInbound of closed items = %d, %v; want 0, nil", oid, err)
+	if oid, err := s.completeInbound(ctx, []int64{ids[1], ids[2]}, &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "again"}); err != nil || oid != 0 {
+		t.Errorf("completeInbound of closed items = %d, %v; want 0, nil", oid, err)
 	}
 	if out, _ := s.PendingOutbound(ctx, "telegram"); len(out) != 1 {
 		t.Errorf("outbox after closing again = %d items, want 1", len(out))
@@ -167,23 +167,23 @@ func TestCompleteInbound(t *testing.T) {
 
 	reply := &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "**hi**", ReplyTo: 7, InboxID: b}
 	// An unknown id fails the whole step: nothing done, nothing enqueued.
-	if _, err := s.CompleteInbound(ctx, []int64{a, 9999}, reply); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("CompleteInbound with an unknown id = %v, want ErrNotFound", err)
+	if _, err := s.completeInbound(ctx, []int64{a, 9999}, reply); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("completeInbound with an unknown id = %v, want ErrNotFound", err)
 	}
 	if got := pendingIDs(t, s, "telegram"); len(got) != 2 {
-		t.Errorf("pending after a failed CompleteInbound = %v, want both", got)
+		t.Errorf("pending after a failed completeInbound = %v, want both", got)
 	}
 	if out, _ := s.PendingOutbound(ctx, "telegram"); len(out) != 0 {
-		t.Errorf("outbox after a failed CompleteInbound = %+v, want empty", out)
+		t.Errorf("outbox after a failed completeInbound = %+v, want empty", out)
 	}
 
 	// A reply to two messages answered in one turn, ids repeated.
-	oid, err := s.CompleteInbound(ctx, []int64{a, b, b}, reply)
+	oid, err := s.completeInbound(ctx, []int64{a, b, b}, reply)
 	if err != nil || oid == 0 {
-		t.Fatalf("CompleteInbound = %d, %v", oid, err)
+		t.Fatalf("completeInbound = %d, %v", oid, err)
 	}
 	if got := pendingIDs(t, s, "telegram"); len(got) != 0 {
-		t.Errorf("pending after CompleteInbound = %v, want none", got)
+		t.Errorf("pending after completeInbound = %v, want none", got)
 	}
 	out, err := s.PendingOutbound(ctx, "telegram")
 	if err != nil || len(out) != 1 {
@@ -194,8 +194,8 @@ func TestCompleteInbound(t *testing.T) {
 	if diff := cmp.Diff(want, out[0]); diff != "" {
 		t.Errorf("enqueued reply (-want +got):\n%s", diff)
 	}
-	if oid, err := s.CompleteInbound(ctx, []int64{a}, nil); err != nil || oid != 0 {
-		t.Errorf("CompleteInbound without a reply = %d, %v; want 0, nil", oid, err)
+	if oid, err := s.completeInbound(ctx, []int64{a}, nil); err != nil || oid != 0 {
+		t.Errorf("completeInbound without a reply = %d, %v; want 0, nil", oid, err)
 	}
 }
 
@@ -282,7 +282,7 @@ func TestQueuesArePruned(t *testing.T) {
 	}
 	answer := func(id int64, sent bool) int64 {
 		t.Helper()
-		oid, err := s.CompleteInbound(ctx, []int64{id}, &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "reply", InboxID: id})
+		oid, err := s.completeInbound(ctx, []int64{id}, &turns.OutboxItem{Channel: "telegram", ChatID: "42", Text: "reply", InboxID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +310,7 @@ func TestQueuesArePruned(t *testing.T) {
 		id := record(u)
 		if u%2 == 0 {
 			answer(id, true)
-		} else if _, err := s.CompleteInbound(ctx, []int64{id}, nil); err != nil {
+		} else if _, err := s.completeInbound(ctx, []int64{id}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,8 +3,8 @@ package telegram
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nanobot-go/nanobot/turns"
 )
@@ -25,15 +25,7 @@ type Background interface {
 	StopTasks(ctx context.Context, chat string) string
 }
 
-// SetBackground connects the daemon's background work; call it before Run.
-func (c *Channel) SetBackground(b Background) { c.background.Store(&b) }
-
-func (c *Channel) backgroundWork() Background {
-	if p := c.background.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+func (c *Channel) backgroundWork() Background { return c.cfg.Background }
 
 // OutboxChanged tells the channel that replies were queued outside it (a
 // scheduled job's answer), so it delivers them now rather than at its next
@@ -79,28 +71,19 @@ type systemMessage struct {
 	Sender string `json:"sender_id,omitempty"`
 }
 
-// Announce puts a message from the daemon itself (a background task's
-// report) into a chat's turns, in order with the chat's messages: the model
-// reads it as the turn's message and its answer goes to the chat like any
-// reply. It is recorded first, so it survives a restart; key identifies the
-// announcement, and announcing a key again changes nothing. sender is the
-// user the turn acts for.
-func (c *Channel) Announce(ctx context.Context, chat string, key int64, sender, text string) error {
+// SystemMessage is the inbox item of a message from the daemon itself (a
+// background task's report) into a chat's turns: recorded and handed to
+// the turn engine, it waits in order with the chat's messages, the model
+// reads it as the turn's message, and its answer goes to the chat like
+// any reply. key identifies the message (recording it again changes
+// nothing); sender is the user the turn acts for.
+func SystemMessage(chat string, key int64, sender, text string, at time.Time) (turns.InboxItem, error) {
 	payload, err := json.Marshal(systemMessage{Text: text, Sender: sender})
 	if err != nil {
-		return err
+		return turns.InboxItem{}, err
 	}
-	it := turns.InboxItem{Channel: systemChannel, UpdateID: key, ChatID: chat, Payload: payload,
-		State: turns.InboxPending, ReceivedAt: c.now().UTC()}
-	id, inserted, err := c.store.RecordInbound(ctx, it)
-	if err != nil {
-		return fmt.Errorf("record system message: %w", err)
-	}
-	if inserted {
-		it.ID = id
-		c.turns.Add(ctx, it)
-	}
-	return nil
+	return turns.InboxItem{Channel: systemChannel, UpdateID: key, ChatID: chat, Payload: payload,
+		State: turns.InboxPending, ReceivedAt: at.UTC()}, nil
 }
 
 // systemJob is the job of a recorded system message.

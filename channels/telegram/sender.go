@@ -292,21 +292,3 @@ func (s *sender) sendPart(ctx context.Context, chat int64, html string, reply bo
 		}
 	}
 }
-
-// Notify sends text to the chat of a Telegram session ("telegram:<chat id>")
-// through the outbox, outside any turn: the daemon uses it to tell a chat
-// that something failed in the background.
-func (c *Channel) Notify(ctx context.Context, session, text string) error {
-	chat, ok := strings.CutPrefix(session, channelName+":")
-	if !ok {
-		return fmt.Errorf("session %q is not a telegram chat", session)
-	}
-	_, err := c.store.Enqueue(ctx, turns.OutboxItem{
-		Channel: channelName, ChatID: chat, Text: text, State: turns.OutboxPending, CreatedAt: time.Now().UTC(),
-	})
-	if err != nil {
-		return fmt.Errorf("queue notice: %w", err)
-	}
-	c.send.notify()
-	return nil
-}

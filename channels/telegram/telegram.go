@@ -86,6 +86,9 @@ type Config struct {
 	// answer, the message tool, a notice), so they are delivered now
 	// rather than at the next look at the outbox (turns.Bell.For).
 	Wake <-chan struct{}
+	// Background serves /jobs, /subagents and /stop's background part;
+	// nil: not available.
+	Background Background
 }
 
 // Store is the durable inbox, outbox and small key-value state the channel
@@ -170,7 +173,6 @@ type Channel struct {
 
 	allow       atomic.Pointer[allowList]
 	model       atomic.Pointer[string]
-	background  atomic.Pointer[Background]
 	lastContact atomic.Int64 // unix nanoseconds
 	lastAlive   atomic.Int64 // unix nanoseconds of intake's last sign of life, for the watchdog
 	startedAt   time.Time

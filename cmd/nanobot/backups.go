@@ -28,7 +28,7 @@ func backupConfig(cfg *config.Config) (backup.Config, bool) {
 // newBackups builds the storage.backup schedule, nil when backups are off.
 // Its attempts reach the metrics, its status /status; clock is the
 // daemon's.
-func newBackups(rt *runtime, metrics *admin.Metrics, clock schedule.Clock) (*backup.Schedule, error) {
+func newBackups(rt *daemon, metrics *admin.Metrics, clock schedule.Clock) (*backup.Schedule, error) {
 	bc, ok := backupConfig(rt.config())
 	if !ok {
 		return nil, nil
@@ -39,7 +39,7 @@ func newBackups(rt *runtime, metrics *admin.Metrics, clock schedule.Clock) (*bac
 			metrics.Backup(admin.OutcomeError)
 			// A backup reads every page: its failure may be the first
 			// sign of damage the daemon's own queries have not met.
-			rt.checkDatabase(context.Background())
+			rt.checkDatabase(context.Background(), true)
 			return
 		}
 		metrics.Backup(admin.OutcomeOK)
@@ -64,14 +64,14 @@ func (c backupClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-func (r *runtime) setBackups(s *backup.Schedule) {
+func (r *daemon) setBackups(s *backup.Schedule) {
 	r.mu.Lock()
 	r.backups = s
 	r.mu.Unlock()
 }
 
 // backupLine is /status's line about backups; "" when they are off.
-func (r *runtime) backupLine() string {
+func (r *daemon) backupLine() string {
 	r.mu.RLock()
 	s, every := r.backups, r.cfg.Storage.Backup.Every
 	r.mu.RUnlock()

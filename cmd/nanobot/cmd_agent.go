@@ -15,11 +15,10 @@ import (
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/channels/cli"
-	"github.com/nanobot-go/nanobot/turns"
 )
 
-// start loads the config and builds a runtime with its logger.
-func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *admin.Metrics) (*runtime, error) {
+// start loads the config and builds the daemon with its logger.
+func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *admin.Metrics) (*daemon, error) {
 	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return nil, err
@@ -31,7 +30,8 @@ func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *ad
 		// A terminal chat keeps its output for the conversation.
 		level.Set(slog.LevelWarn)
 	}
-	return newRuntime(ctx, cfg, logger, level, secrets, metrics, a.landlockABI(), a.now().Now)
+	return newDaemon(ctx, cfg, runOptions{logger: logger, level: level, secrets: secrets, metrics: metrics,
+		abi: a.landlockABI(), clock: a.now(), gateway: metrics != nil})
 }
 
 func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
@@ -58,9 +58,8 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	defer rt.close(5 * time.Second)
 	rt.waitForMCP(ctx)
 
-	engine := turns.New(rt.store, rt, turns.Config{ShutdownTimeout: rt.config().Agent.ShutdownTimeout}, rt.logger, turns.Hooks{})
-	defer engine.Shutdown()
-	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: engine, Plain: !isTerminal(a.stdin)}
+	defer rt.turns.Shutdown()
+	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: rt.turns, Plain: !isTerminal(a.stdin)}
 	if !given {
 		return chat.Run(ctx)
 	}

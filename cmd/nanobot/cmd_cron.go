@@ -12,7 +12,6 @@ import (
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
-	"github.com/nanobot-go/nanobot/turns"
 )
 
 const cronUsage = "usage: nanobot cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--chat ID] | remove ID | run ID"
@@ -193,9 +192,8 @@ func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error 
 	if err != nil {
 		return err
 	}
-	engine := turns.New(rt.store, rt, turns.Config{ShutdownTimeout: rt.config().Agent.ShutdownTimeout}, rt.logger, turns.Hooks{})
-	defer engine.Shutdown()
-	svc := jobs.New(jobStore{rt.store}, engine, a.now(), jc, rt.logger)
+	defer rt.turns.Shutdown()
+	svc := jobs.New(jobStore{rt.store}, rt.turns, a.now(), jc, rt.logger)
 	text, err := svc.RunNow(ctx, id)
 	if err != nil {
 		return err

@@ -17,7 +17,6 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/internal/idle"
 	"github.com/nanobot-go/nanobot/memory"
-	"github.com/nanobot-go/nanobot/turns"
 )
 
 // errNoTelegram is the gateway's answer to a config with Telegram off.
@@ -71,7 +70,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	log := rt.logger
 	// A damaged page shows in no query until one reads it: find out now,
 	// not at the next backup.
-	if err := rt.checkDatabase(ctx); err != nil {
+	if err := rt.checkDatabase(ctx, false); err != nil {
 		rt.close(time.Second)
 		err = storageProblem(cfg, err)
 		a.damageNotice(ctx, cfg, err)
@@ -83,18 +82,9 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if cfg.Provider.TranscriptionModel != "" {
 		tr = transcriber{rt}
 	}
-	bell := turns.NewBell()
-	engine := turns.New(rt.store, rt, turns.Config{MaxConcurrent: cfg.Agent.MaxConcurrent, ShutdownTimeout: cfg.Agent.ShutdownTimeout}, log,
-		turns.Hooks{
-			Queue: func(pending, running int) {
-				metrics.SetQueue("pending", pending)
-				metrics.SetQueue("running", running)
-			},
-			Queued: bell.Ring,
-		})
 	tc := telegramConfig(cfg, a.now().Now)
-	tc.PollTimeout, tc.Watchdog, tc.Wake = *pollTimeout, *watchdog, bell.For("telegram")
-	ch, err := telegram.New(tc, rt.store, engine, rt, tr, log, telegram.Hooks{
+	tc.PollTimeout, tc.Watchdog, tc.Wake, tc.Background = *pollTimeout, *watchdog, rt.bell.For("telegram"), rt.pro
+	ch, err := telegram.New(tc, rt.store, rt.turns, rt, tr, log, telegram.Hooks{
 		Inbound:       func() { metrics.InboundMessage("telegram") },
 		TelegramError: metrics.TelegramError,
 		Restart:       metrics.TelegramRestart,
@@ -108,14 +98,9 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		rt.close(time.Second)
 		return err
 	}
-	rt.setApprover(ch)
-	rt.setNotify(func(ctx context.Context, session, text string) {
-		if err := ch.Notify(ctx, session, text); err != nil {
-			log.Error("notify chat", "session", session, "err", err)
-		}
-	})
+	defer rt.approvals.Serve(ch)()
 
-	stopProactive, err := a.runProactive(ctx, rt, ch, engine, bell)
+	stopProactive, err := runProactive(ctx, rt.pro)
 	if err != nil {
 		rt.close(time.Second)
 		return err
@@ -150,10 +135,8 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	go func() {
 		defer wg.Done()
 		watchWake(watchCtx, cfg.Storage.Path, *reloadEvery, func() {
-			bell.Ring("telegram")
-			if p := rt.proactive(); p != nil {
-				p.wake()
-			}
+			rt.bell.Ring("telegram")
+			rt.pro.wake()
 		})
 	}()
 	wg.Add(1)
@@ -167,7 +150,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	stopWatch()
 	wg.Wait()
 	stopProactive()
-	engine.Shutdown()
+	rt.turns.Shutdown()
 	ch.Flush()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -212,7 +195,7 @@ func telegramConfig(cfg *config.Config, now func() time.Time) telegram.Config {
 
 // ready is /readyz: the database takes writes, Telegram answered within
 // silence (--unready-after, 3 minutes), and a model endpoint is configured.
-func ready(ctx context.Context, rt *runtime, ch *telegram.Channel, silence time.Duration) error {
+func ready(ctx context.Context, rt *daemon, ch *telegram.Channel, silence time.Duration) error {
 	if err := rt.health.problem(); err != nil {
 		return fmt.Errorf("database damaged: %w", err)
 	}
@@ -232,7 +215,7 @@ func ready(ctx context.Context, rt *runtime, ch *telegram.Channel, silence time.
 }
 
 // transcriber sends voice notes to the current provider.
-type transcriber struct{ rt *runtime }
+type transcriber struct{ rt *daemon }
 
 func (t transcriber) Transcribe(ctx context.Context, filename string, audio []byte) (string, error) {
 	return t.rt.currentProvider().Transcribe(ctx, filename, audio)
@@ -242,7 +225,7 @@ func (t transcriber) Transcribe(ctx context.Context, filename string, audio []by
 // checks the file every interval and on SIGHUP; last is the text the
 // running config was loaded from. A valid edit applies to
 // new turns; an invalid one is logged and the running config stays.
-func watchConfig(ctx context.Context, path string, last []byte, every time.Duration, rt *runtime, ch *telegram.Channel) {
+func watchConfig(ctx context.Context, path string, last []byte, every time.Duration, rt *daemon, ch *telegram.Channel) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -309,7 +292,7 @@ func sameFile(a, b os.FileInfo) bool {
 		time.Since(b.ModTime()) > 3*time.Second
 }
 
-func reload(path string, rt *runtime, ch *telegram.Channel) {
+func reload(path string, rt *daemon, ch *telegram.Channel) {
 	log := rt.logger
 	next, err := config.Load(path)
 	if err != nil {

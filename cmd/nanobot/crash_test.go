@@ -55,17 +55,17 @@ func nanobotBinary(t *testing.T) string {
 	return builtBin
 }
 
-// daemon is the gateway running as a child process.
-type daemon struct {
+// child is the gateway running as a child process.
+type child struct {
 	cmd  *exec.Cmd
 	logs *syncBuffer
 	done chan struct{}
 }
 
-func startDaemon(t *testing.T, cfg string, flags ...string) *daemon {
+func startDaemon(t *testing.T, cfg string, flags ...string) *child {
 	t.Helper()
 	args := append([]string{"gateway", "-c", cfg}, flags...)
-	d := &daemon{cmd: exec.Command(nanobotBinary(t), args...), logs: &syncBuffer{}, done: make(chan struct{})}
+	d := &child{cmd: exec.Command(nanobotBinary(t), args...), logs: &syncBuffer{}, done: make(chan struct{})}
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
 	d.cmd.Env = append(os.Environ(), "NANOBOT_CONFIG=")
 	if err := d.cmd.Start(); err != nil {
@@ -77,13 +77,13 @@ func startDaemon(t *testing.T, cfg string, flags ...string) *daemon {
 }
 
 // kill is kill -9.
-func (d *daemon) kill() {
+func (d *child) kill() {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
 }
 
 // terminate is SIGTERM and a wait for a clean exit.
-func (d *daemon) terminate(t *testing.T) {
+func (d *child) terminate(t *testing.T) {
 	t.Helper()
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {

@@ -57,10 +57,10 @@ func searchStatus(cfg *config.Config) string {
 
 // newMCP returns the manager of the MCP servers; Apply starts them. When a
 // server's tools come or go, the loop gets the new tool set.
-func (r *runtime) newMCP(cfg *config.Config) *mcp.Manager {
+func (r *daemon) newMCP(cfg *config.Config) *mcp.Manager {
 	return mcp.New(mcp.Options{
 		Logger:          r.logger,
-		Approver:        approverFunc(r.approve),
+		Approver:        &r.approvals,
 		ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 		Changed:         r.refreshTools,
 		Version:         version,
@@ -68,7 +68,7 @@ func (r *runtime) newMCP(cfg *config.Config) *mcp.Manager {
 }
 
 // refreshTools gives the loop the current tools, MCP servers' included.
-func (r *runtime) refreshTools() {
+func (r *daemon) refreshTools() {
 	r.reconf.Lock()
 	defer r.reconf.Unlock()
 	cfg := r.config()
@@ -112,7 +112,7 @@ func mcpServers(cfg *config.Config) []mcp.Server {
 
 // mcpDetails are the MCP lines of /readyz: a server that is down does not
 // make the daemon unready, but is reported.
-func (r *runtime) mcpDetails(context.Context) []string {
+func (r *daemon) mcpDetails(context.Context) []string {
 	var out []string
 	for _, st := range r.mcp.Status() {
 		out = append(out, "mcp "+st.String())
@@ -160,7 +160,7 @@ func mcpStatus(ctx context.Context, cfg *config.Config) []string {
 
 // waitForMCP gives a one-shot command's servers a moment to start, so that
 // its single turn has their tools.
-func (r *runtime) waitForMCP(ctx context.Context) {
+func (r *daemon) waitForMCP(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	r.mcp.WaitStarted(ctx)

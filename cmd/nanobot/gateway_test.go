@@ -448,7 +448,7 @@ func TestGatewayWebhookMode(t *testing.T) {
 	}
 }
 
-// /status names the model once, with what the runtime knows of it; an
+// /status names the model once, with what the daemon knows of it; an
 // unknown command is answered with the commands, and the model never hears
 // of it.
 func TestGatewayStatusAndUnknownCommand(t *testing.T) {

@@ -17,7 +17,6 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/subagent"
 	"github.com/nanobot-go/nanobot/agent/tools"
-	"github.com/nanobot-go/nanobot/channels/telegram"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/jobs"
@@ -29,7 +28,7 @@ import (
 // heartbeat, background tasks, and the message tool that lets a turn speak
 // before its answer.
 type proactive struct {
-	rt        *runtime
+	rt        *daemon
 	clock     schedule.Clock
 	bell      *turns.Bell   // rung when something was queued for a chat outside a turn
 	jobs      *jobs.Service // nil when cron.enabled is false
@@ -39,17 +38,12 @@ type proactive struct {
 	woken     chan struct{} // the command line changed the jobs (see wake)
 }
 
-// chatPort is what the background work needs of the chat channel.
-type chatPort interface {
-	// Announce puts a system message into a chat's turns.
-	Announce(ctx context.Context, chat string, key int64, sender, text string) error
-}
-
-// newProactive builds the gateway's background work over rt, the turn
-// engine and the chat channel.
-func newProactive(rt *runtime, clock schedule.Clock, ch chatPort, engine *turns.Engine, bell *turns.Bell) (*proactive, error) {
+// newProactive builds the gateway's background work over rt's store and
+// turn engine; rt's loop and tools come after it.
+func newProactive(rt *daemon, clock schedule.Clock) (*proactive, error) {
 	cfg := rt.config()
-	p := &proactive{rt: rt, clock: clock, bell: bell, woken: make(chan struct{}, 1)}
+	engine := rt.turns
+	p := &proactive{rt: rt, clock: clock, bell: rt.bell, woken: make(chan struct{}, 1)}
 	if cfg.Cron.Enabled {
 		jc, err := jobsConfig(cfg)
 		if err != nil {
@@ -74,7 +68,7 @@ func newProactive(rt *runtime, clock schedule.Clock, ch chatPort, engine *turns.
 		agent.WithRedactor(rt.secrets.Redact),
 		agent.WithHooks(agent.Hooks{ModelCall: rt.observeModelCall, ToolCall: rt.observeToolCall}),
 	)
-	p.tasks = subagent.New(taskStore{rt.store}, taskRunner{p}, taskReporter{ch}, managerConfig(cfg), rt.logger, clock.Now)
+	p.tasks = subagent.New(taskStore{rt.store}, taskRunner{p}, taskReporter{rt.store, engine, clock.Now}, managerConfig(cfg), rt.logger, clock.Now)
 	return p, nil
 }
 
@@ -132,7 +126,7 @@ func heartbeatConfig(cfg *config.Config) (heartbeat.Config, error) {
 	return hc, nil
 }
 
-func warnHeartbeat(rt *runtime, cfg *config.Config) {
+func warnHeartbeat(rt *daemon, cfg *config.Config) {
 	switch h := cfg.Heartbeat; {
 	case h.Interval > 0 && cfg.HeartbeatChat() == "":
 		rt.logger.Warn("heartbeat is off: no chat to report to; set heartbeat.chat or put a numeric id in channels.telegram.allow_from")
@@ -157,18 +151,9 @@ func jobsConfig(cfg *config.Config) (jobs.Config, error) {
 // from the command line: one small read, not a look at each job.
 const resyncInterval = time.Minute
 
-// runProactive builds the gateway's background work, connects it to the
-// channel and starts it. It stops when ctx ends or stop is called; stop
-// returns once it has.
-func (a *app) runProactive(ctx context.Context, rt *runtime, ch *telegram.Channel, engine *turns.Engine, bell *turns.Bell) (stop func(), err error) {
-	p, err := newProactive(rt, a.now(), ch, engine, bell)
-	if err != nil {
-		return nil, err
-	}
-	if err := rt.setProactive(p); err != nil {
-		return nil, err
-	}
-	ch.SetBackground(p)
+// runProactive starts the gateway's background work. It stops when ctx
+// ends or stop is called; stop returns once it has.
+func runProactive(ctx context.Context, p *proactive) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	if err := p.start(ctx); err != nil {
 		cancel()
@@ -276,7 +261,7 @@ func (p *proactive) status(ctx context.Context) string {
 	return fmt.Sprintf("Heartbeat: every %s; %s", config.FormatDuration(hc.Interval), heartbeat.Status(ctx, p.rt.store, hc.Zone))
 }
 
-// tools are the tools of the gateway's turns beyond the runtime's own.
+// tools are the tools of the gateway's turns beyond the daemon's own.
 func (p *proactive) tools() []agent.Tool {
 	out := []agent.Tool{
 		tools.Message{Outbox: chatOutbox{p}, MayReach: p.mayReach},
@@ -347,24 +332,10 @@ func (p *proactive) StopTasks(_ context.Context, chat string) string {
 	return fmt.Sprintf("Cancelled %d background tasks: %s.", len(stopped), strings.Join(labels, ", "))
 }
 
-// setProactive gives the gateway's turns the tools of its background work.
-func (r *runtime) setProactive(p *proactive) error {
-	r.mu.Lock()
-	r.pro = p
-	r.mu.Unlock()
-	return r.reconfigure(r.config())
-}
-
-func (r *runtime) proactive() *proactive {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.pro
-}
-
 // usageToday is what the chat a session belongs to used today: its own
 // session and those of its jobs and background tasks, so proactive turns
 // count toward agent.daily_token_budget.
-func (r *runtime) usageToday(ctx context.Context, session string) (agent.Usage, error) {
+func (r *daemon) usageToday(ctx context.Context, session string) (agent.Usage, error) {
 	channel, chat, err := r.store.SessionChat(ctx, session)
 	if err != nil {
 		return agent.Usage{}, err
@@ -386,7 +357,7 @@ func (r *runtime) usageToday(ctx context.Context, session string) (agent.Usage, 
 // chatSession is the session of the chat a session belongs to: a job's,
 // a background task's and the heartbeat's turns read and write their
 // chat's memory under memory.scope: chat.
-func (r *runtime) chatSession(session string) string {
+func (r *daemon) chatSession(session string) string {
 	if session == heartbeat.Session {
 		if chat := r.config().HeartbeatChat(); chat != "" {
 			return "telegram:" + chat

@@ -8,13 +8,14 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/subagent"
+	"github.com/nanobot-go/nanobot/channels/telegram"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
-// The adapters between the background work and the runtime, the store and
+// The adapters between the background work and the daemon, the store and
 // the chat channel.
 
 // chatOutbox is the message tool's way out: the chat's outbox.
@@ -44,11 +45,28 @@ func (r taskRunner) Run(ctx context.Context, t agent.Turn, msg agent.Message) (a
 	return r.p.taskLoop.Run(ctx, t, msg)
 }
 
-// taskReporter brings a task's end into its chat's turns.
-type taskReporter struct{ ch chatPort }
+// taskReporter brings a task's end into its chat's turns: recorded as a
+// system message of the chat's channel and handed to the turn engine.
+type taskReporter struct {
+	store *memory.Store
+	turns *turns.Engine
+	now   func() time.Time
+}
 
 func (r taskReporter) Report(ctx context.Context, t subagent.Task, text string) error {
-	return r.ch.Announce(ctx, t.ChatID, t.ID, t.SenderID, text)
+	it, err := telegram.SystemMessage(t.ChatID, t.ID, t.SenderID, text, r.now())
+	if err != nil {
+		return err
+	}
+	id, inserted, err := r.store.RecordInbound(ctx, it)
+	if err != nil {
+		return fmt.Errorf("record system message: %w", err)
+	}
+	if inserted {
+		it.ID = id
+		r.turns.Add(ctx, it)
+	}
+	return nil
 }
 
 // spawner is the spawn tool's view of the manager.

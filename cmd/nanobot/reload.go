@@ -47,7 +47,7 @@ func (r *rejectedEdit) line() string {
 
 // configRejected records that an edit of config.yaml was refused, and
 // tells the owner once.
-func (r *runtime) configRejected(ctx context.Context, err error) {
+func (r *daemon) configRejected(ctx context.Context, err error) {
 	text := r.secrets.Redact(err.Error())
 	r.logger.Error("config reload rejected; keeping the running config", "err", text)
 	if !r.rejected.set(text, r.now()) {

@@ -133,7 +133,7 @@ func confinement(st sandbox.Status) string {
 }
 
 // readyDetails are the lines /readyz adds: what the sandbox does.
-func (r *runtime) readyDetails() []string {
+func (r *daemon) readyDetails() []string {
 	if st, ok := r.boxes.status(); ok {
 		return []string{"sandbox: " + st.Summary()}
 	}
@@ -182,7 +182,7 @@ func sandboxLines(cfg *config.Config, abi int) []string {
 
 // announceSandbox says once, at start, what the exec sandbox does, loudly
 // when it is not there.
-func (r *runtime) announceSandbox() {
+func (r *daemon) announceSandbox() {
 	st, ok, err := r.boxes.probe()
 	if ok {
 		if err := tools.CheckShell(tools.Shell()); err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // Status describes a session for /status.
-func (r *runtime) Status(ctx context.Context, session string) (string, error) {
+func (r *daemon) Status(ctx context.Context, session string) (string, error) {
 	cfg := r.config()
 	stats, err := r.store.SessionStats(ctx, session)
 	if err != nil {
@@ -44,7 +44,7 @@ func (r *runtime) Status(ctx context.Context, session string) (string, error) {
 	if line := r.rejected.line(); line != "" {
 		s += "\n" + line
 	}
-	if pro := r.proactive(); pro != nil {
+	if pro := r.pro; pro != nil {
 		s += "\n" + pro.status(ctx)
 	}
 	if st, ok := r.boxes.status(); ok {

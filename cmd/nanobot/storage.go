@@ -108,8 +108,8 @@ func (h *dbHealth) problem() error {
 
 // checkDatabase runs PRAGMA quick_check on the gateway's database and
 // records its finding. A damaged database is reported where the owner
-// looks, and once on Telegram.
-func (r *runtime) checkDatabase(ctx context.Context) error {
+// looks, and, with tell (the gateway runs), once on Telegram.
+func (r *daemon) checkDatabase(ctx context.Context, tell bool) error {
 	start := time.Now()
 	err := r.store.QuickCheck(ctx)
 	dur := time.Since(start)
@@ -126,11 +126,8 @@ func (r *runtime) checkDatabase(ctx context.Context) error {
 	}
 	msg := storageProblem(r.config(), err).Error()
 	r.logger.Error("database damaged", "err", msg, "dur", dur)
-	r.mu.RLock()
-	notify := r.notify
-	r.mu.RUnlock()
-	if owner := r.config().Owner(); first && owner != "" && notify != nil {
-		notify(ctx, "telegram:"+owner, "The database is damaged: "+msg)
+	if owner := r.config().Owner(); first && owner != "" && tell {
+		r.notifyChat(ctx, "telegram:"+owner, "The database is damaged: "+msg)
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,16 +20,19 @@ import (
 	"github.com/nanobot-go/nanobot/agent/openai"
 	"github.com/nanobot-go/nanobot/agent/prompt"
 	"github.com/nanobot-go/nanobot/agent/tools"
+	"github.com/nanobot-go/nanobot/channels/approvals"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
 	"github.com/nanobot-go/nanobot/safety"
 	"github.com/nanobot-go/nanobot/safety/sandbox"
+	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
-// runtime is everything a conversation needs, built from one config.
-type runtime struct {
+// daemon is everything a conversation needs, built from one config.
+type daemon struct {
 	logger  *slog.Logger
 	level   *slog.LevelVar
 	store   *memory.Store
@@ -42,22 +46,39 @@ type runtime struct {
 	boxes   *sandboxes       // the exec tool's sandbox
 	now     func() time.Time // the daemon's clock: messages, usage, today's budget
 
+	turns     *turns.Engine    // every turn of this process waits in its chat's queue here
+	bell      *turns.Bell      // rung when a reply was queued for a channel
+	approvals approvals.Broker // the exec tool asks; the gateway's channel serves it
+	pro       *proactive       // the gateway's background work; nil elsewhere
+	serving   bool             // a gateway: notices go to the owner's chat
+
 	mu       sync.RWMutex
 	cfg      *config.Config
 	provider *openai.Provider // the configured endpoint (transcription)
 	chain    *openai.Chain    // it and its fallbacks (chat completions)
-	approver tools.Approver
-	notify   func(ctx context.Context, session, text string)
 	backups  *backup.Schedule // nil when storage.backup is off, and outside the gateway
-	pro      *proactive       // the gateway's background work; nil elsewhere
 
 	health   dbHealth     // the database's last quick_check
 	rejected rejectedEdit // the last edit of config.yaml refused
 }
 
-// newRuntime opens the store and builds the loop. metrics may be nil; abi
-// is the kernel's Landlock ABI; now is the daemon's clock.
-func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, level *slog.LevelVar, secrets *liveRedactor, metrics *admin.Metrics, abi int, now func() time.Time) (*runtime, error) {
+// runOptions are what a daemon is built with besides its config.
+type runOptions struct {
+	logger  *slog.Logger
+	level   *slog.LevelVar
+	secrets *liveRedactor
+	metrics *admin.Metrics // nil outside the gateway
+	abi     int            // the kernel's Landlock ABI
+	clock   schedule.Clock // the daemon's clock
+	// gateway builds the background work (jobs, heartbeat, tasks, the
+	// message tool) and sends notices to the owner's chat.
+	gateway bool
+}
+
+// newDaemon opens the store and builds everything a turn needs, top
+// down: the turn engine and its bell, the providers, the background work,
+// the tools, the loop, the consolidator.
+func newDaemon(ctx context.Context, cfg *config.Config, opt runOptions) (*daemon, error) {
 	if err := os.MkdirAll(cfg.Agent.Workspace, 0o755); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -65,10 +86,20 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	if err != nil {
 		return nil, storageProblem(cfg, err)
 	}
-	r := &runtime{logger: logger, level: level, store: store, metrics: metrics, secrets: secrets, cfg: cfg, boxes: &sandboxes{abi: abi}, now: now}
+	logger, now, metrics := opt.logger, opt.clock.Now, opt.metrics
+	r := &daemon{logger: logger, level: opt.level, store: store, metrics: metrics, secrets: opt.secrets, cfg: cfg,
+		boxes: &sandboxes{abi: opt.abi}, now: now, serving: opt.gateway, bell: turns.NewBell()}
+	r.turns = turns.New(store, r, turns.Config{MaxConcurrent: cfg.Agent.MaxConcurrent, ShutdownTimeout: cfg.Agent.ShutdownTimeout},
+		logger, turns.Hooks{Queue: r.observeQueue, Queued: r.bell.Ring})
 	r.prompts = newPromptSource(cfg)
 	r.mcp = r.newMCP(cfg)
 	r.provider, r.chain = r.newProviders(cfg)
+	if opt.gateway {
+		if r.pro, err = newProactive(r, opt.clock); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
 	toolset, err := r.tools(cfg)
 	if err != nil {
 		store.Close()
@@ -79,7 +110,7 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 		agent.WithLogger(logger),
 		agent.WithClock(now),
 		agent.WithMemory(memorySource{r}),
-		agent.WithRedactor(secrets.Redact),
+		agent.WithRedactor(r.secrets.Redact),
 		agent.WithHooks(agent.Hooks{ModelCall: r.observeModelCall, ToolCall: r.observeToolCall,
 			LeftOut: func(_ context.Context, t agent.Turn, before time.Time) { r.cons.Fold(t.Session, before) }}),
 		agent.WithPromptSource(r.prompts),
@@ -97,38 +128,46 @@ func newRuntime(ctx context.Context, cfg *config.Config, logger *slog.Logger, le
 	return r, nil
 }
 
-// setNotify routes consolidation failures to the chat of a session.
-func (r *runtime) setNotify(notify func(ctx context.Context, session, text string)) {
-	r.mu.Lock()
-	r.notify = notify
-	r.mu.Unlock()
-}
-
-func (r *runtime) notifyChat(ctx context.Context, session, text string) {
-	r.mu.RLock()
-	notify := r.notify
-	r.mu.RUnlock()
-	if notify == nil {
-		r.logger.Warn("memory consolidation keeps failing", "session", session, "message", text)
+// notifyChat tells the chat of a session something that failed in the
+// background, through its outbox. Outside the gateway nobody would
+// deliver it: it is logged.
+func (r *daemon) notifyChat(ctx context.Context, session, text string) {
+	channel, chat, ok := strings.Cut(session, ":")
+	if !r.serving || !ok || channel != "telegram" {
+		r.logger.Warn("a notice for a chat is only logged", "session", session, "message", text)
 		return
 	}
-	notify(ctx, session, text)
+	_, err := r.store.Enqueue(ctx, turns.OutboxItem{Channel: channel, ChatID: chat, Text: text,
+		State: turns.OutboxPending, CreatedAt: time.Now().UTC()})
+	if err != nil {
+		r.logger.Error("notify chat", "session", session, "err", err)
+		return
+	}
+	r.bell.Ring(channel)
 }
 
-func (r *runtime) close(grace time.Duration) error {
+// observeQueue counts the turns waiting and running.
+func (r *daemon) observeQueue(pending, running int) {
+	if r.metrics != nil {
+		r.metrics.SetQueue("pending", pending)
+		r.metrics.SetQueue("running", running)
+	}
+}
+
+func (r *daemon) close(grace time.Duration) error {
 	r.mcp.Close()
 	r.cons.Close(grace)
 	r.boxes.close()
 	return r.store.Close()
 }
 
-func (r *runtime) config() *config.Config {
+func (r *daemon) config() *config.Config {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.cfg
 }
 
-func (r *runtime) currentProvider() *openai.Provider {
+func (r *daemon) currentProvider() *openai.Provider {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.provider
@@ -151,7 +190,7 @@ func (l *liveRedactor) set(cfg *config.Config) { l.p.Store(safety.NewRedactor(cf
 // Redact removes the secrets from s.
 func (l *liveRedactor) Redact(s string) string { return l.p.Load().Redact(s) }
 
-func (r *runtime) currentChain() *openai.Chain {
+func (r *daemon) currentChain() *openai.Chain {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.chain
@@ -159,7 +198,7 @@ func (r *runtime) currentChain() *openai.Chain {
 
 // newProviders builds the configured endpoint and the chain of it and its
 // fallbacks.
-func (r *runtime) newProviders(cfg *config.Config) (*openai.Provider, *openai.Chain) {
+func (r *daemon) newProviders(cfg *config.Config) (*openai.Provider, *openai.Chain) {
 	primary := r.newProvider(cfg, config.Endpoint{BaseURL: cfg.Provider.BaseURL, APIKey: cfg.Provider.APIKey, Model: cfg.Provider.Model})
 	var fallbacks []*openai.Provider
 	for _, f := range cfg.Provider.Fallbacks {
@@ -168,7 +207,7 @@ func (r *runtime) newProviders(cfg *config.Config) (*openai.Provider, *openai.Ch
 	return primary, openai.NewChain(primary, fallbacks, cfg.Provider.FallbackCooldown, r.logger, r.metrics.ModelEndpoint)
 }
 
-func (r *runtime) newProvider(cfg *config.Config, ep config.Endpoint) *openai.Provider {
+func (r *daemon) newProvider(cfg *config.Config, ep config.Endpoint) *openai.Provider {
 	return openai.New(openai.Config{
 		BaseURL:            ep.BaseURL,
 		APIKey:             string(ep.APIKey),
@@ -241,7 +280,7 @@ func newPolicy(cfg *config.Config) (*safety.Policy, error) {
 }
 
 // tools builds the tool set for cfg.
-func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
+func (r *daemon) tools(cfg *config.Config) ([]agent.Tool, error) {
 	protected := protectedPaths(cfg)
 	out := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace, Restrict: cfg.Tools.RestrictToWorkspace, Protected: protected, Builtin: prompt.Builtin()})
 	if cfg.Tools.Exec.Enabled {
@@ -259,7 +298,7 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 			Timeout:         cfg.Tools.Exec.Timeout,
 			MaxOutput:       cfg.Tools.Exec.MaxOutput,
 			Policy:          policy,
-			Approver:        approverFunc(r.approve),
+			Approver:        &r.approvals,
 			Approval:        cfg.Tools.Exec.Approval,
 			ApprovalTimeout: cfg.Tools.Exec.ApprovalTimeout,
 			Secrets:         cfg.Secrets(),
@@ -274,11 +313,8 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 	}
 	out = append(out, tools.NewMemoryTools(r.memoryTools(cfg))...)
 	out = append(out, r.mcp.Tools()...)
-	r.mu.RLock()
-	pro := r.pro
-	r.mu.RUnlock()
-	if pro != nil {
-		out = append(out, pro.tools()...)
+	if r.pro != nil {
+		out = append(out, r.pro.tools()...)
 	}
 	if cfg.Tools.Web.Enabled {
 		guard := safety.NewURLGuard(cfg.Tools.Web.AllowPrivate)
@@ -290,7 +326,7 @@ func (r *runtime) tools(cfg *config.Config) ([]agent.Tool, error) {
 	return out, nil
 }
 
-func (r *runtime) memoryTools(cfg *config.Config) tools.Memory {
+func (r *daemon) memoryTools(cfg *config.Config) tools.Memory {
 	return tools.Memory{
 		Scope: func(ctx context.Context) string {
 			t, _ := agent.TurnFrom(ctx)
@@ -313,31 +349,8 @@ func (r *runtime) memoryTools(cfg *config.Config) tools.Memory {
 	}
 }
 
-// approverFunc adapts a function to the exec tool's Approver.
-type approverFunc func(ctx context.Context, command, reason string) (bool, string, error)
-
-func (f approverFunc) Approve(ctx context.Context, command, reason string) (bool, string, error) {
-	return f(ctx, command, reason)
-}
-
-func (r *runtime) approve(ctx context.Context, command, reason string) (bool, string, error) {
-	r.mu.RLock()
-	ap := r.approver
-	r.mu.RUnlock()
-	if ap == nil {
-		return false, "", errors.New("owner approval needs the gateway (Telegram); nobody can approve here")
-	}
-	return ap.Approve(ctx, command, reason)
-}
-
-func (r *runtime) setApprover(ap tools.Approver) {
-	r.mu.Lock()
-	r.approver = ap
-	r.mu.Unlock()
-}
-
 // scope is the memory scope of a session.
-func (r *runtime) scope(session string) string {
+func (r *daemon) scope(session string) string {
 	cfg := r.config()
 	if cfg.Memory.Scope == config.ScopeChat {
 		session = r.chatSession(session)
@@ -354,7 +367,7 @@ func scopeOf(cfg *config.Config, session string) string {
 }
 
 // reconfigure applies a new config to turns that start from now on.
-func (r *runtime) reconfigure(cfg *config.Config) error {
+func (r *daemon) reconfigure(cfg *config.Config) error {
 	r.reconf.Lock()
 	defer r.reconf.Unlock()
 	toolset, err := r.tools(cfg)
@@ -371,8 +384,8 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
 	r.mcp.Apply(mcpServers(cfg))
 	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
-	if pro := r.proactive(); pro != nil {
-		pro.reconfigure(cfg)
+	if r.pro != nil {
+		r.pro.reconfigure(cfg)
 	}
 	r.level.Set(parseLevel(cfg.Log.Level))
 	return nil
@@ -381,7 +394,7 @@ func (r *runtime) reconfigure(cfg *config.Config) error {
 // Answer runs a turn: the daily budget first, then the loop, then a
 // background consolidation check. When the model cannot be reached it
 // returns both an honest text for the user and the error.
-func (r *runtime) Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
+func (r *daemon) Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
 	if t.ID == "" {
 		t.ID = newTurnID()
 	}
@@ -418,7 +431,7 @@ func (r *runtime) Answer(ctx context.Context, t agent.Turn, msg agent.Message, r
 	return res, nil
 }
 
-func (r *runtime) overBudget(ctx context.Context, session string) (string, bool) {
+func (r *daemon) overBudget(ctx context.Context, session string) (string, bool) {
 	budget := r.config().Agent.DailyTokenBudget
 	if budget <= 0 {
 		return "", false
@@ -436,7 +449,7 @@ func (r *runtime) overBudget(ctx context.Context, session string) (string, bool)
 
 // Reset is /new: fold the session into long-term memory, then start over.
 // Its errors carry a sentence for the user.
-func (r *runtime) Reset(ctx context.Context, session string) error {
+func (r *daemon) Reset(ctx context.Context, session string) error {
 	if text, over := r.overBudget(ctx, session); over {
 		return &userError{msg: "I can't save this conversation to memory today: " + text}
 	}
@@ -472,7 +485,7 @@ func (e *userError) UserMessage() string { return e.msg }
 
 // observeModelCall counts a call in the metrics. A turn's calls reach the
 // usage table with the assistant message the store appends.
-func (r *runtime) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
+func (r *daemon) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
 	if r.metrics != nil {
 		outcome := "ok"
 		if err != nil {
@@ -487,7 +500,7 @@ func (r *runtime) observeModelCall(_ context.Context, t agent.Turn, d time.Durat
 
 // observeToolCall counts and logs a call; its audit row is written with
 // the turn's next record.
-func (r *runtime) observeToolCall(_ context.Context, ev agent.ToolEvent) {
+func (r *daemon) observeToolCall(_ context.Context, ev agent.ToolEvent) {
 	verdict := ev.Verdict
 	if verdict == "" {
 		verdict = "allow"
@@ -502,20 +515,20 @@ func (r *runtime) observeToolCall(_ context.Context, ev agent.ToolEvent) {
 	r.logger.Info("tool call", "turn_id", ev.Turn.ID, "tool", ev.Tool, "verdict", verdict, "failed", ev.Failed, "dur", ev.Duration)
 }
 
-func (r *runtime) observeConsolidation(outcome string) {
+func (r *daemon) observeConsolidation(outcome string) {
 	if r.metrics != nil {
 		r.metrics.Consolidation(outcome)
 	}
 }
 
-func (r *runtime) countTurn(outcome string) {
+func (r *daemon) countTurn(outcome string) {
 	if r.metrics != nil {
 		r.metrics.Turn(outcome)
 	}
 }
 
 // memorySource gives the loop the MEMORY document of a turn's scope.
-type memorySource struct{ r *runtime }
+type memorySource struct{ r *daemon }
 
 func (m memorySource) Memory(ctx context.Context, t agent.Turn) (string, error) {
 	return m.r.store.Memory(ctx, m.r.scope(t.Session))
@@ -529,7 +542,7 @@ func newTurnID() string {
 
 // meteredProvider is the provider for consolidation calls: they count
 // against the session's daily budget and are recorded like any other call.
-type meteredProvider struct{ r *runtime }
+type meteredProvider struct{ r *daemon }
 
 func (m meteredProvider) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	t, _ := agent.TurnFrom(ctx)
