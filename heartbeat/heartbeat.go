@@ -291,28 +291,7 @@ func (h *Heartbeat) check() {
 		h.log.Warn("read heartbeat file", "path", cfg.File, "err", err)
 	}
 	items := schedule.ParseChecklist(string(doc))
-	states := h.loadItems(ctx)
-	var due, judge []schedule.Item
-	changed := false
-	kept := make(map[string]itemState, len(items))
-	for _, it := range items {
-		st, ok := states[it.Key]
-		if !ok {
-			st, changed = itemState{Seen: now}, true
-		}
-		kept[it.Key] = st
-		switch {
-		case !it.Scheduled:
-			judge = append(judge, it)
-		case it.Due(st.since(), now, cfg.Zone):
-			due = append(due, it)
-		default:
-			if slot := it.NextSlot(st.since(), now, cfg.Zone); slot.After(now) && slot.Before(next) {
-				next = slot // a scheduled item comes due before the next check: look then
-			}
-		}
-	}
-	changed = changed || len(kept) != len(states)
+	kept, due, judge, changed := h.survey(ctx, cfg, items, now, &next)
 	if len(due) == 0 && len(judge) == 0 {
 		if changed {
 			h.saveItems(ctx, kept)
@@ -322,6 +301,22 @@ func (h *Heartbeat) check() {
 	}
 
 	d := h.decide(ctx, cfg, string(doc), items, kept, due, now)
+	markHandled(kept, due, judge, d, now)
+	h.saveItems(ctx, kept)
+	h.record(ctx, checked{At: now, Outcome: d.Outcome, Due: len(due)})
+	if d.Outcome != OutcomeRun {
+		return
+	}
+	if len(d.Tasks) == 0 {
+		for _, it := range due {
+			d.Tasks = append(d.Tasks, it.Text)
+		}
+	}
+	h.recordRun(ctx, cfg, runPayload{At: now, Tasks: d.Tasks})
+}
+
+// markHandled records which items the decision handled at now.
+func markHandled(kept map[string]itemState, due, judge []schedule.Item, d Decision, now time.Time) {
 	if d.Outcome != OutcomeError {
 		// Their slots are handled, run or skipped; after a failed
 		// decision they are still due at the next check.
@@ -340,25 +335,48 @@ func (h *Heartbeat) check() {
 			}
 		}
 	}
-	h.saveItems(ctx, kept)
-	h.record(ctx, checked{At: now, Outcome: d.Outcome, Due: len(due)})
-	if d.Outcome != OutcomeRun {
-		return
-	}
-	if len(d.Tasks) == 0 {
-		for _, it := range due {
-			d.Tasks = append(d.Tasks, it.Text)
-		}
-	}
-	p := runPayload{At: now, Tasks: d.Tasks}
+}
+
+// recordRun records a run before it starts and hands it to the turn
+// engine.
+func (h *Heartbeat) recordRun(ctx context.Context, cfg Config, p runPayload) {
 	data, _ := json.Marshal(p)
-	id, _, err := h.store.RecordInbound(ctx, turns.InboxItem{Channel: Channel, UpdateID: now.UnixMilli(),
-		ChatID: cfg.Chat, Payload: data, State: turns.InboxPending, ReceivedAt: now})
+	it := turns.InboxItem{Channel: Channel, UpdateID: p.At.UnixMilli(), ChatID: cfg.Chat, Payload: data,
+		State: turns.InboxPending, ReceivedAt: p.At}
+	id, _, err := h.store.RecordInbound(ctx, it)
 	if err != nil {
 		h.log.Error("record heartbeat run; it is not run", "err", err)
 		return
 	}
-	h.turns.Add(ctx, turns.InboxItem{ID: id, Channel: Channel, ChatID: cfg.Chat, Payload: data, State: turns.InboxPending, ReceivedAt: now})
+	it.ID = id
+	h.turns.Add(ctx, it)
+}
+
+// survey sorts the checklist's items: the scheduled ones due now, the
+// unscheduled ones the model judges, and the state kept per item (changed
+// when items came or went). A scheduled item due before *next moves the
+// next check to its slot.
+func (h *Heartbeat) survey(ctx context.Context, cfg Config, items []schedule.Item, now time.Time, next *time.Time) (kept map[string]itemState, due, judge []schedule.Item, changed bool) {
+	states := h.loadItems(ctx)
+	kept = make(map[string]itemState, len(items))
+	for _, it := range items {
+		st, ok := states[it.Key]
+		if !ok {
+			st, changed = itemState{Seen: now}, true
+		}
+		kept[it.Key] = st
+		switch {
+		case !it.Scheduled:
+			judge = append(judge, it)
+		case it.Due(st.since(), now, cfg.Zone):
+			due = append(due, it)
+		default:
+			if slot := it.NextSlot(st.since(), now, cfg.Zone); slot.After(now) && slot.Before(*next) {
+				*next = slot // a scheduled item comes due before the next check: look then
+			}
+		}
+	}
+	return kept, due, judge, changed || len(kept) != len(states)
 }
 
 // named reports whether a task the model named is the item.

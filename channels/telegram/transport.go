@@ -26,12 +26,44 @@ type transport struct {
 	gen *generation
 }
 
-// generation is one set of connections; restart cancels it.
+// generation is one set of connections; restart cuts off its calls.
 type generation struct {
-	n      uint64
-	rt     *http.Transport
-	ctx    context.Context
-	cancel context.CancelFunc
+	n  uint64
+	rt *http.Transport
+
+	mu    sync.Mutex
+	calls map[int]context.CancelFunc // the calls in flight
+	next  int
+	cut   bool
+}
+
+// track ties a call's cancel to the generation; untrack ends the tie.
+func (g *generation) track(cancel context.CancelFunc) (untrack func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cut {
+		cancel()
+		return func() {}
+	}
+	id := g.next
+	g.next++
+	g.calls[id] = cancel
+	return func() {
+		g.mu.Lock()
+		delete(g.calls, id)
+		g.mu.Unlock()
+	}
+}
+
+// cutOff cancels every call in flight and every later one.
+func (g *generation) cutOff() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cut = true
+	for _, cancel := range g.calls {
+		cancel()
+	}
+	clear(g.calls)
 }
 
 func newTransport(c *Channel) *transport {
@@ -41,8 +73,7 @@ func newTransport(c *Channel) *transport {
 }
 
 func newGeneration(n uint64) *generation {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &generation{n: n, rt: http.DefaultTransport.(*http.Transport).Clone(), ctx: ctx, cancel: cancel}
+	return &generation{n: n, rt: http.DefaultTransport.(*http.Transport).Clone(), calls: map[int]context.CancelFunc{}}
 }
 
 func (t *transport) current() *generation {
@@ -61,15 +92,15 @@ func (t *transport) restart() {
 	old := t.gen
 	t.gen = newGeneration(old.n + 1)
 	t.mu.Unlock()
-	old.cancel()
+	old.cutOff()
 	old.rt.CloseIdleConnections()
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	g := t.current()
 	ctx, cancel := context.WithCancel(req.Context())
-	stop := context.AfterFunc(g.ctx, cancel)
-	release := func() { stop(); cancel() }
+	untrack := g.track(cancel)
+	release := func() { untrack(); cancel() }
 	resp, err := g.rt.RoundTrip(req.WithContext(ctx))
 	method := path.Base(req.URL.Path)
 	if strings.Contains(req.URL.Path, "/file/bot") {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -17,21 +18,34 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/internal/idle"
 	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/memory/backup"
 )
 
 // errNoTelegram is the gateway's answer to a config with Telegram off.
 var errNoTelegram = errors.New("the gateway has nothing to serve; enable Telegram in config.yaml (and set TELEGRAM_BOT_TOKEN), or chat in the terminal with `nanobot agent`")
 
+// gatewayFlags are the gateway's command-line options.
+type gatewayFlags struct {
+	reloadEvery, pollTimeout, watchdog, unreadyAfter time.Duration
+	allowEmpty                                       bool
+}
+
+func parseGatewayFlags(args []string, stderr io.Writer) (gatewayFlags, error) {
+	var f gatewayFlags
+	fs := newFlags("gateway", stderr)
+	fs.DurationVar(&f.reloadEvery, "reload-interval", time.Second, "how often config.yaml is checked for edits")
+	fs.DurationVar(&f.pollTimeout, "poll-timeout", 25*time.Second, "Telegram getUpdates long-poll timeout")
+	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Minute, "restart the Telegram connection after this long without a sign of life (at least twice --poll-timeout)")
+	fs.DurationVar(&f.unreadyAfter, "unready-after", 3*time.Minute, "/readyz fails after this long without contact with Telegram")
+	fs.BoolVar(&f.allowEmpty, "allow-empty-start", false, "start on a new, empty database although Litestream replicated one at storage.path (as storage.allow_empty_start)")
+	return f, parseFlags(fs, args)
+}
+
 // gateway runs the daemon: Telegram, the admin endpoint and live config
 // reloads, until SIGINT or SIGTERM.
 func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error {
-	fs := newFlags("gateway", a.stderr)
-	reloadEvery := fs.Duration("reload-interval", time.Second, "how often config.yaml is checked for edits")
-	pollTimeout := fs.Duration("poll-timeout", 25*time.Second, "Telegram getUpdates long-poll timeout")
-	watchdog := fs.Duration("watchdog", 2*time.Minute, "restart the Telegram connection after this long without a sign of life (at least twice --poll-timeout)")
-	unreadyAfter := fs.Duration("unready-after", 3*time.Minute, "/readyz fails after this long without contact with Telegram")
-	allowEmpty := fs.Bool("allow-empty-start", false, "start on a new, empty database although Litestream replicated one at storage.path (as storage.allow_empty_start)")
-	if err := parseFlags(fs, args); err != nil {
+	flags, err := parseGatewayFlags(args, a.stderr)
+	if err != nil {
 		return err
 	}
 	loaded, _ := os.ReadFile(cfgPath)
@@ -45,7 +59,7 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if err := cfg.CheckTelegram(); err != nil {
 		return err
 	}
-	if err := emptyStart(cfg, *allowEmpty); err != nil {
+	if err := emptyStart(cfg, flags.allowEmpty); err != nil {
 		return err
 	}
 	// One gateway per database: a restore (or a second gateway) waits for
@@ -60,115 +74,134 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 		return storageProblem(cfg, err)
 	}
 	defer lock.Release()
-	metrics := admin.NewMetrics()
-	rt, err := a.start(ctx, cfgPath, false, metrics)
+	g, err := a.newGateway(ctx, cfgPath, cfg, flags)
 	if err != nil {
-		a.damageNotice(ctx, cfg, err)
 		return err
 	}
-	cfg = rt.config()
-	log := rt.logger
+	return g.run(ctx, loaded)
+}
+
+// gatewayParts is the running gateway: the daemon and what serves it.
+type gatewayParts struct {
+	d       *daemon
+	ch      *telegram.Channel
+	backups *backup.Schedule // nil when storage.backup is off
+	srv     *admin.Server    // nil when gateway.listen is empty
+	flags   gatewayFlags
+}
+
+// newGateway builds the gateway top down: the daemon (store, turn engine,
+// background work, tools, loop), a database check, the Telegram channel,
+// the backups and the admin endpoint. Nothing runs yet.
+func (a *app) newGateway(ctx context.Context, cfgPath string, cfg *config.Config, flags gatewayFlags) (*gatewayParts, error) {
+	metrics := admin.NewMetrics()
+	d, err := a.start(ctx, cfgPath, false, metrics)
+	if err != nil {
+		a.damageNotice(ctx, cfg, err)
+		return nil, err
+	}
+	cfg = d.config()
 	// A damaged page shows in no query until one reads it: find out now,
 	// not at the next backup.
-	if err := rt.checkDatabase(ctx, false); err != nil {
-		rt.close(time.Second)
+	if err := d.checkDatabase(ctx, false); err != nil {
+		d.close(time.Second)
 		err = storageProblem(cfg, err)
 		a.damageNotice(ctx, cfg, err)
-		return err
+		return nil, err
 	}
 	os.Remove(damageMarker(cfg)) // sound again: a new damage is told anew
 
+	g := &gatewayParts{d: d, flags: flags}
 	var tr telegram.Transcriber
 	if cfg.Provider.TranscriptionModel != "" {
-		tr = transcriber{rt}
+		tr = transcriber{d}
 	}
 	tc := telegramConfig(cfg, a.now().Now)
-	tc.PollTimeout, tc.Watchdog, tc.Wake, tc.Background = *pollTimeout, *watchdog, rt.bell.For("telegram"), rt.pro
-	ch, err := telegram.New(tc, rt.store, rt.turns, rt, tr, log, telegram.Hooks{
+	tc.PollTimeout, tc.Watchdog, tc.Wake, tc.Background = flags.pollTimeout, flags.watchdog, d.bell.For("telegram"), d.pro
+	if g.ch, err = telegram.New(tc, d.store, d.turns, d, tr, d.logger, telegram.Hooks{
 		Inbound:       func() { metrics.InboundMessage("telegram") },
 		TelegramError: metrics.TelegramError,
 		Restart:       metrics.TelegramRestart,
-	})
-	if err != nil {
-		rt.close(time.Second)
-		return err
+	}); err != nil {
+		d.close(time.Second)
+		return nil, err
 	}
-	backups, err := newBackups(rt, metrics, a.now())
-	if err != nil {
-		rt.close(time.Second)
-		return err
+	if g.backups, err = newBackups(d, metrics, a.now()); err != nil {
+		d.close(time.Second)
+		return nil, err
 	}
-	defer rt.approvals.Serve(ch)()
-
-	stopProactive, err := runProactive(ctx, rt.pro)
-	if err != nil {
-		rt.close(time.Second)
-		return err
-	}
-
-	var srv *admin.Server
 	if cfg.Gateway.Listen != "" {
-		srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, rt, ch, *unreadyAfter) }, log)
-		srv.SetDetails(func(ctx context.Context) []string { return append(rt.readyDetails(), rt.mcpDetails(ctx)...) })
-		if err := srv.Start(); err != nil {
+		g.srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, d, g.ch, flags.unreadyAfter) }, d.logger)
+		g.srv.SetDetails(func(ctx context.Context) []string { return append(d.readyDetails(), d.mcpDetails(ctx)...) })
+	}
+	return g, nil
+}
+
+// run serves until ctx ends, then stops in reverse order: intake, the
+// watchers and the background work, the turns (drained), delivery, the
+// admin endpoint, the daemon. loaded is the config file's text at start.
+func (g *gatewayParts) run(ctx context.Context, loaded []byte) error {
+	d, ch, log := g.d, g.ch, g.d.logger
+	cfg := d.config()
+	defer d.approvals.Serve(ch)()
+	stopProactive, err := runProactive(ctx, d.pro)
+	if err != nil {
+		d.close(time.Second)
+		return err
+	}
+	if g.srv != nil {
+		if err := g.srv.Start(); err != nil {
 			stopProactive()
-			rt.close(time.Second)
+			d.close(time.Second)
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
 		}
 	}
-
-	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	if backups != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			backups.Run(watchCtx)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		watchConfig(watchCtx, cfg.Path, loaded, *reloadEvery, rt, ch)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		watchWake(watchCtx, cfg.Storage.Path, *reloadEvery, func() {
-			rt.bell.Ring("telegram")
-			rt.pro.wake()
-		})
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		idle.Watch(watchCtx, idle.Options{Release: rt.store.ShrinkMemory, Logger: log})
-	}()
+	wg := g.watch(watchCtx, loaded)
 
 	log.Info("gateway started", "version", version, "model", cfg.Provider.Model, "mode", cfg.Channels.Telegram.Mode)
 	runErr := ch.Run(ctx)
 	stopWatch()
 	wg.Wait()
 	stopProactive()
-	rt.turns.Shutdown()
+	d.turns.Shutdown()
 	ch.Flush()
-	if srv != nil {
+	if g.srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		srv.Shutdown(sctx)
+		g.srv.Shutdown(sctx)
 		cancel()
 	}
-	if err := rt.close(5 * time.Second); err != nil {
+	if err := d.close(5 * time.Second); err != nil {
 		log.Error("close storage", "err", err)
 	}
+	if errors.Is(runErr, telegram.ErrBadToken) {
+		return &config.Error{File: cfg.Path, Key: "channels.telegram.token",
+			Problem: "telegram rejected the bot token (revoked or replaced?): set TELEGRAM_BOT_TOKEN to the current token from @BotFather"}
+	}
 	if runErr != nil {
-		if errors.Is(runErr, telegram.ErrBadToken) {
-			return &config.Error{File: cfg.Path, Key: "channels.telegram.token",
-				Problem: "telegram rejected the bot token (revoked or replaced?): set TELEGRAM_BOT_TOKEN to the current token from @BotFather"}
-		}
 		return runErr
 	}
 	log.Info("gateway stopped")
 	return nil
+}
+
+// watch starts what runs beside the channel until ctx ends: backups,
+// config reloads, wakes from the command line, the idle memory release.
+func (g *gatewayParts) watch(ctx context.Context, loaded []byte) *sync.WaitGroup {
+	d, cfg := g.d, g.d.config()
+	var wg sync.WaitGroup
+	if g.backups != nil {
+		wg.Go(func() { g.backups.Run(ctx) })
+	}
+	wg.Go(func() { watchConfig(ctx, cfg.Path, loaded, g.flags.reloadEvery, d, g.ch) })
+	wg.Go(func() {
+		watchWake(ctx, cfg.Storage.Path, g.flags.reloadEvery, func() {
+			d.bell.Ring("telegram")
+			d.pro.wake()
+		})
+	})
+	wg.Go(func() { idle.Watch(ctx, idle.Options{Release: d.store.ShrinkMemory, Logger: d.logger}) })
+	return &wg
 }
 
 func telegramConfig(cfg *config.Config, now func() time.Time) telegram.Config {

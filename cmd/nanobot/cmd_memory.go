@@ -53,38 +53,9 @@ func (a *app) memory(ctx context.Context, cfgPath string, args []string) error {
 	}
 	switch sub {
 	case "show":
-		doc, err := st.Memory(ctx, scope)
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(doc) == "" {
-			fmt.Fprintln(a.stderr, "MEMORY is empty.")
-			return nil
-		}
-		fmt.Fprintln(a.stdout, strings.TrimRight(doc, "\n"))
-		return nil
+		return a.showMemory(ctx, st, scope)
 	case "history":
-		var entries []memory.HistoryEntry
-		if *search != "" {
-			entries, err = st.SearchHistory(ctx, scope, *search, *limit)
-		} else {
-			entries, err = st.History(ctx, scope, *limit)
-		}
-		if err != nil {
-			return err
-		}
-		if len(entries) == 0 {
-			what := ""
-			if *search != "" {
-				what = fmt.Sprintf("matching %q", *search)
-			}
-			fmt.Fprintln(a.stdout, emptyList("HISTORY entries", what))
-			return nil
-		}
-		for _, e := range entries {
-			fmt.Fprintln(a.stdout, historyLine(e))
-		}
-		return nil
+		return a.showHistory(ctx, st, scope, *search, *limit)
 	case "edit":
 		return a.editMemory(ctx, st, scope)
 	case "export":
@@ -102,6 +73,47 @@ func (a *app) memory(ctx context.Context, cfgPath string, args []string) error {
 	default:
 		return usageError{memoryUsage}
 	}
+}
+
+// showMemory prints the MEMORY document of scope.
+func (a *app) showMemory(ctx context.Context, st *memory.Store, scope string) error {
+	doc, err := st.Memory(ctx, scope)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(doc) == "" {
+		fmt.Fprintln(a.stderr, "MEMORY is empty.")
+		return nil
+	}
+	fmt.Fprintln(a.stdout, strings.TrimRight(doc, "\n"))
+	return nil
+}
+
+// showHistory prints the newest HISTORY entries of scope, or those
+// matching search.
+func (a *app) showHistory(ctx context.Context, st *memory.Store, scope, search string, limit int) error {
+	var entries []memory.HistoryEntry
+	var err error
+	if search != "" {
+		entries, err = st.SearchHistory(ctx, scope, search, limit)
+	} else {
+		entries, err = st.History(ctx, scope, limit)
+	}
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		what := ""
+		if search != "" {
+			what = fmt.Sprintf("matching %q", search)
+		}
+		fmt.Fprintln(a.stdout, emptyList("HISTORY entries", what))
+		return nil
+	}
+	for _, e := range entries {
+		fmt.Fprintln(a.stdout, historyLine(e))
+	}
+	return nil
 }
 
 func memoryScope(cfg *config.Config, chat string) (string, error) {

@@ -78,6 +78,13 @@ func (a *app) onboard(_ context.Context, cfgPath string, args []string) error {
 		answers["channels.telegram.enabled"] = "true"
 	}
 
+	return a.writeOnboarded(path, answers)
+}
+
+// writeOnboarded writes config.yaml at path from the example with the
+// answers, creates the workspace and the data directory, and says what is
+// left to do.
+func (a *app) writeOnboarded(path string, answers map[string]string) error {
 	out, err := config.SetKeys(nanobot.ExampleConfig, answers)
 	if err != nil {
 		return fmt.Errorf("write config: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -167,10 +168,28 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	if p := shellProblem(cfg, tools.Shell()); p != "" {
 		problems = append(problems, p)
 	}
+	problems = append(problems, databaseStatus(ctx, w, cfg, hb, hbErr == nil && hb.Interval > 0)...)
+	backupStatus(w, cfg)
+	w.Flush()
+	missing := append(cfg.Missing(), problems...)
+	if len(missing) == 0 {
+		fmt.Fprintln(a.stdout, "\nNothing is missing.")
+		return nil
+	}
+	fmt.Fprintln(a.stdout, "\nMissing:")
+	for _, m := range missing {
+		fmt.Fprintln(a.stdout, "  -", m)
+	}
+	return nil
+}
+
+// databaseStatus writes what the database says (the gateway, the
+// heartbeat, the tokens of the last day) and returns the problems it shows.
+func databaseStatus(ctx context.Context, w io.Writer, cfg *config.Config, hb heartbeat.Config, heartbeatOn bool) (problems []string) {
 	if _, err := os.Stat(cfg.Storage.Path); err == nil {
 		fmt.Fprintf(w, "gateway\t%s\n", gatewayState(cfg.Storage.Path))
 		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {
-			if hbErr == nil && hb.Interval > 0 {
+			if heartbeatOn {
 				fmt.Fprintf(w, "heartbeat state\t%s\n", heartbeat.Status(ctx, st, hb.Zone))
 			}
 			rows, err := st.UsageSince(ctx, time.Now().AddDate(0, 0, -1))
@@ -184,7 +203,7 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 					fmt.Fprintf(w, "cached (24h)\t%s\n", cachedOf(sum))
 				}
 			}
-			problems = append(problems, tokenRejection(ctx, w, st)...)
+			problems = tokenRejection(ctx, w, st)
 			st.Close()
 		} else {
 			fmt.Fprintf(w, "database\tcannot be read: %v\n", err)
@@ -192,18 +211,7 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	} else {
 		fmt.Fprintf(w, "database\tnot created yet (it is created on first start)\n")
 	}
-	backupStatus(w, cfg)
-	w.Flush()
-	missing := append(cfg.Missing(), problems...)
-	if len(missing) == 0 {
-		fmt.Fprintln(a.stdout, "\nNothing is missing.")
-		return nil
-	}
-	fmt.Fprintln(a.stdout, "\nMissing:")
-	for _, m := range missing {
-		fmt.Fprintln(a.stdout, "  -", m)
-	}
-	return nil
+	return problems
 }
 
 // health probes a running gateway's admin endpoint.
