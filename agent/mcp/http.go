@@ -36,9 +36,8 @@ type httpTransport struct {
 	secrets []string // header values and URL keys, kept out of errors
 	handle  func([]byte) bool
 
-	// life is the connection's: every request ends with it.
-	life context.Context
-	stop context.CancelFunc
+	// closing is closed when the transport closes: every request ends with it.
+	closing chan struct{}
 
 	mu        sync.Mutex
 	sessionID string
@@ -75,14 +74,12 @@ func newHTTPTransport(endpoint string, headers map[string]string, handle func([]
 			secrets = append(secrets, p)
 		}
 	}
-	life, stop := context.WithCancel(context.Background())
 	return &httpTransport{
 		url:     endpoint,
 		client:  &http.Client{Transport: headerTransport{headers: headers, host: host, next: http.DefaultTransport}},
 		secrets: secrets,
 		handle:  handle,
-		life:    life,
-		stop:    stop,
+		closing: make(chan struct{}),
 		ended:   make(chan struct{}),
 	}
 }
@@ -110,10 +107,24 @@ func (t *httpTransport) request(ctx context.Context, method string, body []byte)
 	return req, sid, nil
 }
 
-func (t *httpTransport) send(ctx context.Context, msg []byte, call bool) error {
+// untilClosed returns ctx cancelled also when the transport closes, and the func that releases it.
+func (t *httpTransport) untilClosed(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(t.life, cancel)()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-t.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(); <-watched }
+}
+
+func (t *httpTransport) send(ctx context.Context, msg []byte, call bool) error {
+	ctx, release := t.untilClosed(ctx)
+	defer release()
 	req, sid, err := t.request(ctx, http.MethodPost, msg)
 	if err != nil {
 		return err
@@ -210,9 +221,11 @@ func (t *httpTransport) ready(version string) {
 // server sends what it sends unasked, such as tools/list_changed.
 func (t *httpTransport) listen() {
 	defer t.wg.Done()
+	ctx, release := t.untilClosed(context.Background())
+	defer release()
 	for {
-		again, err := t.listenOnce()
-		if t.life.Err() != nil {
+		again, err := t.listenOnce(ctx)
+		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
@@ -223,7 +236,7 @@ func (t *httpTransport) listen() {
 			return
 		}
 		select {
-		case <-t.life.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(relistenWait):
 		}
@@ -232,8 +245,8 @@ func (t *httpTransport) listen() {
 
 // listenOnce reads one standalone stream; again says whether to open
 // another: not when the server offers none.
-func (t *httpTransport) listenOnce() (again bool, err error) {
-	req, sid, err := t.request(t.life, http.MethodGet, nil)
+func (t *httpTransport) listenOnce(ctx context.Context) (again bool, err error) {
+	req, sid, err := t.request(ctx, http.MethodGet, nil)
 	if err != nil {
 		return false, err
 	}
@@ -272,7 +285,7 @@ func (t *httpTransport) err() error            { return t.endErr }
 // session with a DELETE.
 func (t *httpTransport) close() error {
 	t.closeOnce.Do(func() {
-		t.stop()
+		close(t.closing)
 		t.mu.Lock()
 		sid := t.sessionID
 		t.mu.Unlock()

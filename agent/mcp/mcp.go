@@ -145,12 +145,12 @@ func (m *Manager) Apply(cfgs []Server) {
 		if _, ok := m.servers[name]; ok {
 			continue
 		}
-		s := newServer(want[name], m)
+		s, ctx := newServer(want[name], m)
 		m.servers[name] = s
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			s.run()
+			s.run(ctx)
 		}()
 	}
 	if changed {

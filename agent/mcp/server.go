@@ -28,9 +28,8 @@ const connectTimeout = 30 * time.Second
 type server struct {
 	cfg       Server
 	m         *Manager
-	ctx       context.Context
-	cancel    context.CancelFunc
-	attempted chan struct{} // closed when the first attempt has ended
+	cancel    context.CancelFunc // ends the context run was given
+	attempted chan struct{}      // closed when the first attempt has ended
 	once      sync.Once
 
 	mu       sync.Mutex
@@ -44,28 +43,29 @@ type server struct {
 	stderr   *tail
 }
 
-func newServer(cfg Server, m *Manager) *server {
+// newServer returns the server and the context to run it with, which stop cancels.
+func newServer(cfg Server, m *Manager) (*server, context.Context) {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &server{cfg: cfg, m: m, ctx: ctx, cancel: cancel, attempted: make(chan struct{}), state: StateStarting}
+	return &server{cfg: cfg, m: m, cancel: cancel, attempted: make(chan struct{}), state: StateStarting}, ctx
 }
 
 func (s *server) stop() { s.cancel() }
 
 func (s *server) log() *slog.Logger { return s.m.opts.Logger.With("server", s.cfg.Name) }
 
-// run connects and reconnects until stopped.
-func (s *server) run() {
+// run connects and reconnects until ctx ends.
+func (s *server) run(ctx context.Context) {
 	log := s.log()
 	delay := s.m.opts.MinBackoff
-	for s.ctx.Err() == nil {
+	for ctx.Err() == nil {
 		started := time.Now()
-		sess, err := s.connect()
+		sess, err := s.connect(ctx)
 		if err == nil {
 			log.Info("mcp server ready", "transport", s.cfg.transport(), "tools", len(s.offered()), "dur", time.Since(started).Round(time.Millisecond))
 			s.once.Do(func() { close(s.attempted) })
 			s.m.changed()
-			err = s.serve(sess)
-			if s.ctx.Err() != nil {
+			err = s.serve(ctx, sess)
+			if ctx.Err() != nil {
 				break
 			}
 			if time.Since(started) >= stableUptime {
@@ -75,7 +75,7 @@ func (s *server) run() {
 			s.restarts++
 			s.mu.Unlock()
 		}
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
 		reason := s.describe(err)
@@ -85,7 +85,7 @@ func (s *server) run() {
 		s.once.Do(func() { close(s.attempted) })
 		log.Warn("mcp server not available; retrying", "err", reason, "retry_in", delay)
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, s.m.opts.MaxBackoff)
@@ -104,9 +104,9 @@ func (s *server) run() {
 // serve waits until the connection ends or the server is stopped,
 // relisting the tools whenever the server says they changed, and forgets
 // its tools.
-func (s *server) serve(sess *session) error {
+func (s *server) serve(ctx context.Context, sess *session) error {
 	var err error
-	for err == nil && s.ctx.Err() == nil {
+	for err == nil && ctx.Err() == nil {
 		select {
 		case <-sess.done():
 			err = sess.err()
@@ -115,23 +115,23 @@ func (s *server) serve(sess *session) error {
 			}
 			err = fmt.Errorf("disconnected: %w", err)
 		case <-sess.toolsChanged():
-			s.relist(sess)
-		case <-s.ctx.Done():
+			s.relist(ctx, sess)
+		case <-ctx.Done():
 		}
 	}
 	s.mu.Lock()
 	s.session, s.tools = nil, nil
 	s.mu.Unlock()
 	_ = sess.close() // for stdio: closes stdin, then SIGTERM, then SIGKILL
-	if s.ctx.Err() == nil {
+	if ctx.Err() == nil {
 		s.m.changed()
 	}
 	return err
 }
 
 // connect starts or reaches the server and lists its tools.
-func (s *server) connect() (*session, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, connectTimeout)
+func (s *server) connect(ctx context.Context) (*session, error) {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	var stderr io.Writer
 	if s.cfg.URL == "" {
@@ -166,8 +166,8 @@ func (s *server) list(ctx context.Context, sess *session) error {
 }
 
 // relist follows a server's notice that its tools changed.
-func (s *server) relist(sess *session) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Timeout)
+func (s *server) relist(ctx context.Context, sess *session) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	if err := s.list(ctx, sess); err != nil {
 		s.log().Warn("mcp server tools could not be listed again", "err", err)

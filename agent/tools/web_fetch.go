@@ -77,22 +77,61 @@ func (w *Web) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	if err := decodeArgs(args, &p); err != nil {
 		return "", err
 	}
-	u, err := parseWebURL(p.URL)
+	u, limit, err := p.validate()
 	if err != nil {
 		return "", err
+	}
+	page, err := w.fetch(ctx, u)
+	if err != nil {
+		return "", err
+	}
+	mode := p.Mode
+	if page.status >= 400 {
+		mode = webText
+	}
+	text, kind, err := bodyText(page.contentType, page.body, page.url, mode)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", displayURL(page.url), err)
+	}
+	if page.status >= 400 {
+		return "", fmt.Errorf("%s answered %s: %s", displayURL(page.url), page.statusText, firstRunes(strings.Join(strings.Fields(text), " "), 300))
+	}
+	return page.result(text, kind, limit), nil
+}
+
+// validate checks the arguments, settles p.Mode's default and returns the URL and the character limit.
+func (p *webFetchParams) validate() (*url.URL, int, error) {
+	u, err := parseWebURL(p.URL)
+	if err != nil {
+		return nil, 0, err
 	}
 	switch p.Mode {
 	case "":
 		p.Mode = webMarkdown
 	case webMarkdown, webText:
 	default:
-		return "", fmt.Errorf(`invalid arguments: "mode" must be "markdown" or "text", not %q`, p.Mode)
+		return nil, 0, fmt.Errorf(`invalid arguments: "mode" must be "markdown" or "text", not %q`, p.Mode)
 	}
 	limit := p.MaxChars
 	if limit <= 0 {
 		limit = defaultWebChars
 	}
-	limit = min(limit, maxWebChars)
+	return u, min(limit, maxWebChars), nil
+}
+
+// fetchedPage is a response read up to the byte limit.
+type fetchedPage struct {
+	url         *url.URL // after redirects
+	status      int
+	statusText  string
+	contentType string
+	body        []byte
+	maxBytes    int64
+	cutBytes    bool // the body was longer than maxBytes
+}
+
+// fetch GETs u and reads at most w.MaxBytes of its body.
+func (w *Web) fetch(ctx context.Context, u *url.URL) (fetchedPage, error) {
 	maxBytes := w.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultWebMaxBytes
@@ -101,10 +140,9 @@ func (w *Web) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	if client == nil {
 		client = safety.NewURLGuard(false).HTTPClient(defaultWebTimeout)
 	}
-
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return "", fmt.Errorf("invalid url: %w", err)
+		return fetchedPage{}, fmt.Errorf("invalid url: %w", err)
 	}
 	req.Header.Set("User-Agent", "nanobot/1 (web_fetch)")
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5")
@@ -114,36 +152,29 @@ func (w *Web) Run(ctx context.Context, args json.RawMessage) (string, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return "", fmt.Errorf("fetch %s: %w", displayURL(u), err)
+		return fetchedPage{}, fmt.Errorf("fetch %s: %w", displayURL(u), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", displayURL(u), err)
+		return fetchedPage{}, fmt.Errorf("read %s: %w", displayURL(u), err)
 	}
-	cutBytes := int64(len(body)) > maxBytes
-	if cutBytes {
-		body = trimPartialRune(body[:maxBytes])
+	page := fetchedPage{url: u, status: resp.StatusCode, statusText: resp.Status,
+		contentType: resp.Header.Get("Content-Type"), body: body, maxBytes: maxBytes}
+	if int64(len(body)) > maxBytes {
+		page.body, page.cutBytes = trimPartialRune(body[:maxBytes]), true
 	}
-	final := u
 	if resp.Request != nil && resp.Request.URL != nil {
-		final = resp.Request.URL
+		page.url = resp.Request.URL
 	}
+	return page, nil
+}
 
-	mode := p.Mode
-	if resp.StatusCode >= 400 {
-		mode = webText
-	}
-	text, kind, err := bodyText(resp.Header.Get("Content-Type"), body, final, mode)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", displayURL(final), err)
-	}
-	if resp.StatusCode >= 400 {
-		return "", fmt.Errorf("%s answered %s: %s", displayURL(final), resp.Status, firstRunes(strings.Join(strings.Fields(text), " "), 300))
-	}
-
+// result is what the model sees: a header, the text marked untrusted and cut to limit characters,
+// and a note for each cut.
+func (page fetchedPage) result(text, kind string, limit int) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "URL: %s\nContent-Type: %s\n\n", displayURL(final), kind)
+	fmt.Fprintf(&sb, "URL: %s\nContent-Type: %s\n\n", displayURL(page.url), kind)
 	n := utf8.RuneCountInString(text)
 	if n > limit {
 		text = firstRunes(text, limit)
@@ -152,10 +183,10 @@ func (w *Web) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	if n > limit {
 		fmt.Fprintf(&sb, "\n… [cut: showing the first %d of %d characters; ask with a larger max_chars for more]", limit, n)
 	}
-	if cutBytes {
-		fmt.Fprintf(&sb, "\n… [the response is larger than %d bytes; only its beginning was read]", maxBytes)
+	if page.cutBytes {
+		fmt.Fprintf(&sb, "\n… [the response is larger than %d bytes; only its beginning was read]", page.maxBytes)
 	}
-	return sb.String(), nil
+	return sb.String()
 }
 
 // parseWebURL accepts absolute http and https URLs only.

@@ -250,30 +250,11 @@ func New(cfg Config) (*Sandbox, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("sandbox: protect the daemon's process: %w", err)
 	}
-	if cfg.ABI < 1 {
-		if cfg.Mode == ModeLandlock {
-			return nil, fmt.Errorf("%w: the kernel offers no Landlock ABI", ErrUnavailable)
-		}
-		s.status.Reason = "the kernel offers no Landlock"
-	} else {
-		s.status.Landlock = true
+	if err := s.settle(cfg); err != nil {
+		return nil, err
 	}
-	// "none" is the seccomp filter's or a network namespace's to enforce;
-	// "web" needs Landlock's port rules.
-	if cfg.Network == NetworkWeb && (!s.status.Landlock || cfg.ABI < 4) {
-		if cfg.Mode == ModeLandlock {
-			return nil, fmt.Errorf("%w: tools.exec.network: %s needs Landlock ABI 4, the kernel offers %d", ErrUnavailable, cfg.Network, cfg.ABI)
-		}
-		s.status.Notes = append(s.status.Notes, fmt.Sprintf("network %s needs Landlock ABI 4, so network access stays open", cfg.Network))
-		s.status.Network = NetworkAny
-	}
-	switch {
-	case cfg.Limits.Processes > 0 && os.Geteuid() == 0 && cfg.Credential == nil:
-		s.status.Notes = append(s.status.Notes, "the kernel's per-user process limit does not bind root: only the command's own count does")
-	case cfg.Limits.Processes > 0:
-		if n := userTasks(os.Getuid()); n > cfg.Limits.Processes/2 {
-			s.status.Notes = append(s.status.Notes, fmt.Sprintf("the process limit (%d) counts every process and thread of this user, who runs %d already: raise it or run nanobot as a user of its own", cfg.Limits.Processes, n))
-		}
+	if note := processNote(cfg); note != "" {
+		s.status.Notes = append(s.status.Notes, note)
 	}
 	s.helper = cfg.Helper
 	if s.helper == "" {
@@ -289,6 +270,50 @@ func New(cfg Config) (*Sandbox, error) {
 	if !filepath.IsAbs(cfg.StateDir) || !filepath.IsAbs(cfg.Workspace) {
 		return nil, fmt.Errorf("sandbox: state directory %q and workspace %q must be absolute", cfg.StateDir, cfg.Workspace)
 	}
+	if err := s.encodeSpec(cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// settle decides from the kernel's Landlock ABI whether commands are confined and which network
+// rule holds; in ModeLandlock what the kernel lacks is an error wrapping ErrUnavailable.
+func (s *Sandbox) settle(cfg Config) error {
+	if cfg.ABI < 1 {
+		if cfg.Mode == ModeLandlock {
+			return fmt.Errorf("%w: the kernel offers no Landlock ABI", ErrUnavailable)
+		}
+		s.status.Reason = "the kernel offers no Landlock"
+	} else {
+		s.status.Landlock = true
+	}
+	// "none" is the seccomp filter's or a network namespace's to enforce;
+	// "web" needs Landlock's port rules.
+	if cfg.Network == NetworkWeb && (!s.status.Landlock || cfg.ABI < 4) {
+		if cfg.Mode == ModeLandlock {
+			return fmt.Errorf("%w: tools.exec.network: %s needs Landlock ABI 4, the kernel offers %d", ErrUnavailable, cfg.Network, cfg.ABI)
+		}
+		s.status.Notes = append(s.status.Notes, fmt.Sprintf("network %s needs Landlock ABI 4, so network access stays open", cfg.Network))
+		s.status.Network = NetworkAny
+	}
+	return nil
+}
+
+// processNote warns when the process limit will not bind the way it reads, or "".
+func processNote(cfg Config) string {
+	switch {
+	case cfg.Limits.Processes > 0 && os.Geteuid() == 0 && cfg.Credential == nil:
+		return "the kernel's per-user process limit does not bind root: only the command's own count does"
+	case cfg.Limits.Processes > 0:
+		if n := userTasks(os.Getuid()); n > cfg.Limits.Processes/2 {
+			return fmt.Sprintf("the process limit (%d) counts every process and thread of this user, who runs %d already: raise it or run nanobot as a user of its own", cfg.Limits.Processes, n)
+		}
+	}
+	return ""
+}
+
+// encodeSpec writes the helper's instructions for every command.
+func (s *Sandbox) encodeSpec(cfg Config) error {
 	// The helper itself, a Go program that lives long, takes only the
 	// limits its children inherit at fork; memory and cpu time are set on
 	// each command as it starts.
@@ -310,10 +335,10 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	b, err := json.Marshal(sp)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return fmt.Errorf("sandbox: %w", err)
 	}
 	s.spec = string(b)
-	return s, nil
+	return nil
 }
 
 // Status reports what the sandbox does.

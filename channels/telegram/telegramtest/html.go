@@ -55,30 +55,10 @@ func parseHTML(text string) (string, error) {
 
 // parseTag reads the tag at text[at] and updates the stack of open tags.
 func parseTag(text string, at int, stack *[]string) (int, error) {
-	i := at + 1
-	if i < len(text) && text[i] == '/' {
-		i++
-		start := i
-		for i < len(text) && isTagByte(text[i]) {
-			i++
-		}
-		name := strings.ToLower(text[start:i])
-		for i < len(text) && text[i] == ' ' {
-			i++
-		}
-		if i >= len(text) || text[i] != '>' {
-			return 0, fmt.Errorf("Unclosed end tag at byte offset %d", at)
-		}
-		n := len(*stack)
-		if n == 0 {
-			return 0, fmt.Errorf("Unexpected end tag at byte offset %d", at)
-		}
-		if top := (*stack)[n-1]; top != name {
-			return 0, fmt.Errorf("Unmatched end tag at byte offset %d, expected \"</%s>\", found \"</%s>\"", at, top, name)
-		}
-		*stack = (*stack)[:n-1]
-		return i + 1 - at, nil
+	if at+1 < len(text) && text[at+1] == '/' {
+		return parseEndTag(text, at, stack)
 	}
+	i := at + 1
 	start := i
 	for i < len(text) && isTagByte(text[i]) {
 		i++
@@ -87,24 +67,65 @@ func parseTag(text string, at int, stack *[]string) (int, error) {
 	if !knownTags[name] {
 		return 0, fmt.Errorf("Unsupported start tag \"%s\" at byte offset %d", name, at)
 	}
+	attrs, i, err := parseAttrs(text, i, name, at)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case name == "span" && attrs["class"] != "tg-spoiler":
+		return 0, fmt.Errorf("Tag \"span\" must have class \"tg-spoiler\" at byte offset %d", at)
+	case name == "tg-emoji" && attrs["emoji-id"] == "":
+		return 0, fmt.Errorf("Custom emoji entity must contain a valid custom emoji identifier at byte offset %d", at)
+	}
+	*stack = append(*stack, name)
+	return i - at, nil
+}
+
+// parseEndTag reads the end tag at text[at], which must close the innermost open tag.
+func parseEndTag(text string, at int, stack *[]string) (int, error) {
+	i := at + 2
+	start := i
+	for i < len(text) && isTagByte(text[i]) {
+		i++
+	}
+	name := strings.ToLower(text[start:i])
+	for i < len(text) && text[i] == ' ' {
+		i++
+	}
+	if i >= len(text) || text[i] != '>' {
+		return 0, fmt.Errorf("Unclosed end tag at byte offset %d", at)
+	}
+	n := len(*stack)
+	if n == 0 {
+		return 0, fmt.Errorf("Unexpected end tag at byte offset %d", at)
+	}
+	if top := (*stack)[n-1]; top != name {
+		return 0, fmt.Errorf("Unmatched end tag at byte offset %d, expected \"</%s>\", found \"</%s>\"", at, top, name)
+	}
+	*stack = (*stack)[:n-1]
+	return i + 1 - at, nil
+}
+
+// parseAttrs reads the attributes of the start tag name (at byte at) from text[i] up to and
+// including its '>', and returns them decoded with the index past the tag.
+func parseAttrs(text string, i int, name string, at int) (map[string]string, int, error) {
 	attrs := map[string]string{}
 	for {
 		for i < len(text) && isHTMLSpace(text[i]) {
 			i++
 		}
 		if i >= len(text) {
-			return 0, fmt.Errorf("Unclosed start tag at byte offset %d", at)
+			return nil, 0, fmt.Errorf("Unclosed start tag at byte offset %d", at)
 		}
 		if text[i] == '>' {
-			i++
-			break
+			return attrs, i + 1, nil
 		}
 		aStart := i
 		for i < len(text) && isTagByte(text[i]) {
 			i++
 		}
 		if i == aStart {
-			return 0, fmt.Errorf("Empty attribute name in the tag \"%s\" at byte offset %d", name, at)
+			return nil, 0, fmt.Errorf("Empty attribute name in the tag \"%s\" at byte offset %d", name, at)
 		}
 		attr := strings.ToLower(text[aStart:i])
 		if i < len(text) && text[i] != '=' {
@@ -113,13 +134,13 @@ func parseTag(text string, at int, stack *[]string) (int, error) {
 		}
 		i++
 		if i >= len(text) {
-			return 0, fmt.Errorf("Unclosed start tag at byte offset %d", at)
+			return nil, 0, fmt.Errorf("Unclosed start tag at byte offset %d", at)
 		}
 		var value string
 		if q := text[i]; q == '"' || q == '\'' {
 			end := strings.IndexByte(text[i+1:], q)
 			if end < 0 {
-				return 0, fmt.Errorf("Unclosed start tag at byte offset %d", at)
+				return nil, 0, fmt.Errorf("Unclosed start tag at byte offset %d", at)
 			}
 			value = text[i+1 : i+1+end]
 			i += end + 2
@@ -132,18 +153,10 @@ func parseTag(text string, at int, stack *[]string) (int, error) {
 		}
 		decoded, err := decodeEntities(value, at)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		attrs[attr] = decoded
 	}
-	switch {
-	case name == "span" && attrs["class"] != "tg-spoiler":
-		return 0, fmt.Errorf("Tag \"span\" must have class \"tg-spoiler\" at byte offset %d", at)
-	case name == "tg-emoji" && attrs["emoji-id"] == "":
-		return 0, fmt.Errorf("Custom emoji entity must contain a valid custom emoji identifier at byte offset %d", at)
-	}
-	*stack = append(*stack, name)
-	return i - at, nil
 }
 
 func decodeEntities(s string, at int) (string, error) {
