@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // Sentinels a Store returns (wrapped), so the service can word them.
@@ -302,4 +302,4 @@ func UpdateID(jobID int64, slot time.Time) int64 {
 }
 
 // Session is the session of a job's turns.
-func Session(jobID int64) string { return "cron:" + strconv.FormatInt(jobID, 10) }
+func Session(jobID int64) string { return session.Job(jobID).String() }

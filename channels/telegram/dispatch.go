@@ -15,6 +15,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 var (
@@ -415,7 +416,7 @@ func mergedText(batch []*job) string {
 func (c *Channel) turnFor(j *job) agent.Turn {
 	t := agent.Turn{
 		ID:      rand.Text()[:12],
-		Session: "telegram:" + j.item.ChatID,
+		Session: session.Chat("telegram", j.item.ChatID).String(),
 		Channel: channelName,
 		ChatID:  j.item.ChatID,
 	}
@@ -432,7 +433,7 @@ func (c *Channel) resetSession(ctx context.Context, j *job) string {
 	if c.sessions == nil {
 		return "Starting a new conversation is not available."
 	}
-	if err := c.sessions.Reset(ctx, "telegram:"+j.item.ChatID); err != nil {
+	if err := c.sessions.Reset(ctx, session.Chat("telegram", j.item.ChatID).String()); err != nil {
 		c.log.Error("reset session", "chat_id", j.item.ChatID, "err", err)
 		var ue interface{ UserMessage() string }
 		if errors.As(err, &ue) {

@@ -22,6 +22,7 @@ import (
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // proactive is the work the gateway does on its own: scheduled jobs, the
@@ -394,21 +395,24 @@ func (r *runtime) usageToday(ctx context.Context, session string) (agent.Usage, 
 // chatSession is the session of the chat a session belongs to: a job's,
 // a background task's and the heartbeat's turns read and write their
 // chat's memory under memory.scope: chat.
-func (r *runtime) chatSession(session string) string {
-	if session == heartbeat.Session {
+func (r *runtime) chatSession(name string) string {
+	s, err := session.Parse(name)
+	switch {
+	case err != nil:
+		return name
+	case s.Kind == session.KindHeartbeat:
 		if chat := r.config().HeartbeatChat(); chat != "" {
-			return "telegram:" + chat
+			return session.Chat("telegram", chat).String()
 		}
-		return session
-	}
-	if !strings.HasPrefix(session, "cron:") && !strings.HasPrefix(session, "subagent:") {
-		return session
+		return name
+	case s.Kind != session.KindJob && s.Kind != session.KindTask:
+		return name
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	channel, chat, err := r.store.SessionChat(ctx, session)
+	channel, chat, err := r.store.SessionChat(ctx, name)
 	if err != nil || chat == "" {
-		return session
+		return name
 	}
-	return channel + ":" + chat
+	return session.Chat(channel, chat).String()
 }

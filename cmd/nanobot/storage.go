@@ -19,6 +19,7 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // storageError is a database the daemon cannot run on as it is (damaged,
@@ -130,7 +131,7 @@ func (r *runtime) checkDatabase(ctx context.Context) error {
 	notify := r.notify
 	r.mu.RUnlock()
 	if owner := r.config().Owner(); first && owner != "" && notify != nil {
-		notify(ctx, "telegram:"+owner, "The database is damaged: "+msg)
+		notify(ctx, session.Chat("telegram", owner).String(), "The database is damaged: "+msg)
 	}
 	return err
 }
