@@ -21,6 +21,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -447,7 +448,7 @@ func (src source) Prepare(_ context.Context, it turns.InboxItem) turns.Job {
 	h.run = max(h.run, it.ID)
 	h.mu.Unlock()
 	cfg := h.config()
-	return turns.Job{Chat: cfg.Channel + ":" + cfg.Chat, Text: "heartbeat", Data: p}
+	return turns.Job{Chat: session.Chat(cfg.Channel, cfg.Chat).String(), Text: "heartbeat", Data: p}
 }
 
 func (src source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
@@ -459,7 +460,7 @@ func (src source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
 		Channel:         cfg.Channel,
 		ChatID:          cfg.Chat,
 		SenderID:        cfg.Owner,
-		Mirror:          cfg.Channel + ":" + cfg.Chat,
+		Mirror:          session.Chat(cfg.Channel, cfg.Chat).String(),
 		NothingToReport: NothingToReport,
 	}
 	log := h.log.With("chat_id", cfg.Chat)

@@ -15,12 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -276,4 +276,4 @@ func UpdateID(jobID int64, slot time.Time) int64 {
 }
 
 // Session is the session of a job's turns.
-func Session(jobID int64) string { return "cron:" + strconv.FormatInt(jobID, 10) }
+func Session(jobID int64) string { return session.Job(jobID).String() }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -260,7 +261,7 @@ func (src source) Prepare(_ context.Context, it turns.InboxItem) turns.Job {
 		src.s.log.Error("unreadable job firing; closing it", "inbox_id", it.ID, "err", err)
 		return turns.Job{Now: true}
 	}
-	return turns.Job{Chat: p.Channel + ":" + p.ChatID, Text: p.Message, Data: p}
+	return turns.Job{Chat: session.Chat(p.Channel, p.ChatID).String(), Text: p.Message, Data: p}
 }
 
 func (src source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
@@ -270,7 +271,7 @@ func (src source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
 		Channel:  p.Channel,
 		ChatID:   p.ChatID,
 		SenderID: p.CreatedBy,
-		Mirror:   p.Channel + ":" + p.ChatID,
+		Mirror:   session.Chat(p.Channel, p.ChatID).String(),
 		Fallback: p.Message,
 	}
 	log := src.s.log.With("job_id", p.JobID, "chat_id", p.ChatID)

@@ -173,15 +173,19 @@ func (s *Store) RecordUsage(ctx context.Context, session string, at time.Time, m
 
 // addUsage counts one model call of the session on the day of at.
 func addUsage(ctx context.Context, tx *sql.Tx, session string, at time.Time, model string, u agent.Usage) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO usage
-		(session, day, model, calls, prompt_tokens, completion_tokens, cached_tokens)
-		VALUES (?, ?, ?, 1, ?, ?, ?)
+	channel, chat, err := chatOf(ctx, tx, session)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO usage
+		(session, channel, chat, day, model, calls, prompt_tokens, completion_tokens, cached_tokens)
+		VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
 		ON CONFLICT (session, day, model) DO UPDATE SET
 			calls = calls + 1,
 			prompt_tokens = prompt_tokens + excluded.prompt_tokens,
 			completion_tokens = completion_tokens + excluded.completion_tokens,
 			cached_tokens = cached_tokens + excluded.cached_tokens`,
-		session, day(at), model, u.PromptTokens, u.CompletionTokens, u.CachedTokens)
+		session, channel, chat, day(at), model, u.PromptTokens, u.CompletionTokens, u.CachedTokens)
 	return err
 }
 

@@ -6,11 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // ErrLimit is returned when a chat already has as many jobs as allowed.
@@ -268,9 +267,7 @@ func (s *Store) ChatUsageOn(ctx context.Context, channel, chat string, on time.T
 	var u agent.Usage
 	extra, _ := json.Marshal(append([]string{}, also...))
 	err := s.db.QueryRowContext(ctx, `SELECT `+usageSums+`
-		FROM usage WHERE day = ?1 AND (session = ?2 || ':' || ?3
-			OR session IN (SELECT 'cron:' || id FROM jobs WHERE channel = ?2 AND chat_id = ?3)
-			OR session IN (SELECT 'subagent:' || id FROM subagents WHERE channel = ?2 AND chat_id = ?3)
+		FROM usage WHERE day = ?1 AND ((channel = ?2 AND chat = ?3)
 			OR session IN (SELECT value FROM json_each(?4)))`,
 		day(on), channel, chat, string(extra)).Scan(&u.PromptTokens, &u.CompletionTokens, &u.CachedTokens)
 	if err != nil {
@@ -313,30 +310,33 @@ func optMillis(ms int64) time.Time {
 // session is its own, and "cron:<id>" and "subagent:<id>" are those of their
 // job and background task (removed ones included). chat is "" for a session
 // of no known chat.
-func (s *Store) SessionChat(ctx context.Context, session string) (channel, chat string, err error) {
-	kind, rest, ok := strings.Cut(session, ":")
-	if !ok || rest == "" {
-		return "", "", nil
-	}
-	var table string
-	switch kind {
-	case "cron":
-		table = "jobs"
-	case "subagent":
-		table = "subagents"
-	default:
-		return kind, rest, nil
-	}
-	id, err := strconv.ParseInt(rest, 10, 64)
+func (s *Store) SessionChat(ctx context.Context, name string) (channel, chat string, err error) {
+	return chatOf(ctx, s.db, name)
+}
+
+// chatOf is SessionChat within q.
+func chatOf(ctx context.Context, q rowQuerier, name string) (channel, chat string, err error) {
+	sess, err := session.Parse(name)
 	if err != nil {
 		return "", "", nil
 	}
-	err = s.db.QueryRowContext(ctx, `SELECT channel, chat_id FROM `+table+` WHERE id = ?`, id).Scan(&channel, &chat)
+	var table string
+	switch sess.Kind {
+	case session.KindChat:
+		return sess.Channel, sess.Chat, nil
+	case session.KindJob:
+		table = "jobs"
+	case session.KindTask:
+		table = "subagents"
+	default:
+		return "", "", nil
+	}
+	err = q.QueryRowContext(ctx, `SELECT channel, chat_id FROM `+table+` WHERE id = ?`, sess.ID).Scan(&channel, &chat)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", nil
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("read the chat of %s: %w", session, err)
+		return "", "", fmt.Errorf("read the chat of %s: %w", name, err)
 	}
 	return channel, chat, nil
 }

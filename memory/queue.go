@@ -280,9 +280,7 @@ func (s *Store) Deliver(ctx context.Context, it turns.OutboxItem, session string
 		if id, err = enqueue(ctx, tx, it); err != nil || session == "" {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO messages (session, role, content, created_at) VALUES (?, 'assistant', ?, ?)`,
-			session, it.Text, millis(time.Now()))
-		return err
+		return insertAssistant(ctx, tx, session, it.Text)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("deliver message: %w", err)

@@ -130,9 +130,7 @@ func finishTurn(ctx context.Context, tx *sql.Tx, t agent.Turn, text string, quie
 		return err
 	}
 	// Not a model call of that session: no usage is counted.
-	_, err = tx.ExecContext(ctx, `INSERT INTO messages (session, role, content, created_at) VALUES (?, 'assistant', ?, ?)`,
-		t.Mirror, text, millis(time.Now()))
-	return err
+	return insertAssistant(ctx, tx, t.Mirror, text)
 }
 
 // turnItems returns ids with every other item their turn answers: those
@@ -162,10 +160,14 @@ func appendMessages(ctx context.Context, tx *sql.Tx, session string, msgs []agen
 	if len(msgs) == 0 {
 		return 0, nil
 	}
+	channel, chat, err := chatOf(ctx, tx, session)
+	if err != nil {
+		return 0, err
+	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
-		(session, role, content, images, tool_calls, tool_call_id, name,
+		(session, channel, chat, role, content, images, tool_calls, tool_call_id, name,
 		 created_at, prompt_tokens, completion_tokens, extra)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return 0, err
 	}
@@ -184,7 +186,7 @@ func appendMessages(ctx context.Context, tx *sql.Tx, session string, msgs []agen
 		if len(m.Extra) > 0 {
 			extra = string(m.Extra)
 		}
-		res, err := stmt.ExecContext(ctx, session, string(m.Role), m.Content, images, calls,
+		res, err := stmt.ExecContext(ctx, session, channel, chat, string(m.Role), m.Content, images, calls,
 			m.ToolCallID, m.Name, millis(m.CreatedAt),
 			m.Usage.PromptTokens, m.Usage.CompletionTokens, extra)
 		if err != nil {
@@ -325,4 +327,16 @@ func jsonOrNull[T any](v []T) (sql.NullString, error) {
 		return sql.NullString{}, err
 	}
 	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// insertAssistant records text as an assistant message of session that was
+// no model call (no usage is counted).
+func insertAssistant(ctx context.Context, tx *sql.Tx, session, text string) error {
+	channel, chat, err := chatOf(ctx, tx, session)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO messages (session, channel, chat, role, content, created_at)
+		VALUES (?, ?, ?, 'assistant', ?, ?)`, session, channel, chat, text, millis(time.Now()))
+	return err
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // States of a task, as stored.
@@ -51,7 +52,7 @@ type Task struct {
 }
 
 // Session is the session of a task's turn.
-func Session(id int64) string { return "subagent:" + strconv.FormatInt(id, 10) }
+func Session(id int64) string { return session.Task(id).String() }
 
 // Store records tasks from start to end.
 type Store interface {

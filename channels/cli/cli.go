@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -32,15 +33,16 @@ type Chat struct {
 }
 
 // Turn returns the turn of a session name such as "cli:default" or "work".
-func Turn(session string) agent.Turn {
-	if session == "" {
-		session = "cli:default"
+func Turn(name string) agent.Turn {
+	s := session.Chat("cli", "default")
+	switch parsed, err := session.Parse(name); {
+	case name == "":
+	case err == nil && parsed.Kind == session.KindChat:
+		s = parsed
+	default:
+		s = session.Chat("cli", name)
 	}
-	channel, chat, ok := strings.Cut(session, ":")
-	if !ok {
-		channel, chat, session = "cli", session, "cli:"+session
-	}
-	return agent.Turn{Session: session, Channel: channel, ChatID: chat, SenderID: "owner"}
+	return agent.Turn{Session: s.String(), Channel: s.Channel, ChatID: s.Chat, SenderID: "owner"}
 }
 
 // source builds the turn of a typed message.

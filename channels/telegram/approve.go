@@ -18,6 +18,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // ErrNoApprover reports that nobody can be asked to approve a command.
@@ -163,7 +164,7 @@ func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, st
 	var outcome, who string
 	select {
 	case approved = <-answer:
-		who = "telegram:" + strconv.FormatInt(owner, 10)
+		who = session.Chat("telegram", strconv.FormatInt(owner, 10)).String()
 		outcome = "Denied."
 		if approved {
 			outcome = "Approved."

@@ -20,6 +20,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -262,21 +263,21 @@ func (c *Channel) withName(m *models.Message, text string) string {
 }
 
 func (c *Channel) status(ctx context.Context, chat string) string {
-	var session string
+	var conv string
 	if c.sessions != nil {
-		s, err := c.sessions.Status(ctx, "telegram:"+chat)
+		s, err := c.sessions.Status(ctx, session.Chat("telegram", chat).String())
 		if err != nil {
 			c.log.Error("session status", "chat_id", chat, "err", err)
 			s = "Conversation: unavailable"
 		}
-		session = strings.TrimSpace(s)
+		conv = strings.TrimSpace(s)
 	}
 	var b strings.Builder
-	if !strings.HasPrefix(session, "Model:") && !strings.Contains(session, "\nModel:") {
+	if !strings.HasPrefix(conv, "Model:") && !strings.Contains(conv, "\nModel:") {
 		fmt.Fprintf(&b, "Model: %s\n", *c.model.Load())
 	}
-	if session != "" {
-		b.WriteString(session + "\n")
+	if conv != "" {
+		b.WriteString(conv + "\n")
 	}
 	fmt.Fprintf(&b, "Uptime: %s\n", time.Since(c.startedAt).Round(time.Second))
 	l := c.turns.ChatLoad(queueOf(chat))

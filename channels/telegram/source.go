@@ -11,6 +11,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -38,7 +39,7 @@ type job struct {
 type source struct{ c *Channel }
 
 // queueOf is the engine's queue of a Telegram chat.
-func queueOf(chat string) string { return channelName + ":" + chat }
+func queueOf(chat string) string { return session.Chat(channelName, chat).String() }
 
 func (s source) Prepare(ctx context.Context, it turns.InboxItem) turns.Job {
 	j, reply, queue := s.c.prepare(ctx, it)

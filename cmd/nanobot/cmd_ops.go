@@ -19,6 +19,7 @@ import (
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // configCmd is `nanobot config check [FILE]`.
@@ -478,7 +479,7 @@ func sessionOf(chat string) string {
 	if chat == "" || strings.Contains(chat, ":") {
 		return chat
 	}
-	return "telegram:" + chat
+	return session.Chat("telegram", chat).String()
 }
 
 func oneLine(s string, max int) string {

@@ -21,6 +21,7 @@ import (
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -357,21 +358,24 @@ func (r *daemon) usageToday(ctx context.Context, session string) (agent.Usage, e
 // chatSession is the session of the chat a session belongs to: a job's,
 // a background task's and the heartbeat's turns read and write their
 // chat's memory under memory.scope: chat.
-func (r *daemon) chatSession(session string) string {
-	if session == heartbeat.Session {
+func (r *daemon) chatSession(name string) string {
+	s, err := session.Parse(name)
+	switch {
+	case err != nil:
+		return name
+	case s.Kind == session.KindHeartbeat:
 		if chat := r.config().HeartbeatChat(); chat != "" {
-			return "telegram:" + chat
+			return session.Chat("telegram", chat).String()
 		}
-		return session
-	}
-	if !strings.HasPrefix(session, "cron:") && !strings.HasPrefix(session, "subagent:") {
-		return session
+		return name
+	case s.Kind != session.KindJob && s.Kind != session.KindTask:
+		return name
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	channel, chat, err := r.store.SessionChat(ctx, session)
+	channel, chat, err := r.store.SessionChat(ctx, name)
 	if err != nil || chat == "" {
-		return session
+		return name
 	}
-	return channel + ":" + chat
+	return session.Chat(channel, chat).String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -22,12 +23,12 @@ import (
 type chatOutbox struct{ p *proactive }
 
 func (o chatOutbox) Send(ctx context.Context, from agent.Turn, chat, text string) error {
-	session := from.Channel + ":" + chat
-	if session == from.Session {
-		session = "" // the conversation holds the tool call already
+	mirror := session.Chat(from.Channel, chat).String()
+	if mirror == from.Session {
+		mirror = "" // the conversation holds the tool call already
 	}
 	_, err := o.p.rt.store.Deliver(ctx, turns.OutboxItem{Channel: from.Channel, ChatID: chat, Text: text,
-		State: turns.OutboxPending, CreatedAt: time.Now().UTC()}, session)
+		State: turns.OutboxPending, CreatedAt: time.Now().UTC()}, mirror)
 	if err != nil {
 		return err
 	}

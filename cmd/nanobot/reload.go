@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // rejectedEdit is the last edit of config.yaml the running gateway
@@ -54,6 +56,6 @@ func (r *daemon) configRejected(ctx context.Context, err error) {
 		return
 	}
 	if owner := r.config().Owner(); owner != "" {
-		r.notifyChat(ctx, "telegram:"+owner, "Your edit of the config was rejected; I am still running on the previous one. "+text)
+		r.notifyChat(ctx, session.Chat("telegram", owner).String(), "Your edit of the config was rejected; I am still running on the previous one. "+text)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
+	"github.com/nanobot-go/nanobot/session"
 )
 
 // storageError is a database the daemon cannot run on as it is (damaged,
@@ -127,7 +128,7 @@ func (r *daemon) checkDatabase(ctx context.Context, tell bool) error {
 	msg := storageProblem(r.config(), err).Error()
 	r.logger.Error("database damaged", "err", msg, "dur", dur)
 	if owner := r.config().Owner(); first && owner != "" && tell {
-		r.notifyChat(ctx, "telegram:"+owner, "The database is damaged: "+msg)
+		r.notifyChat(ctx, session.Chat("telegram", owner).String(), "The database is damaged: "+msg)
 	}
 	return err
 }

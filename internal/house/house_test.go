@@ -97,8 +97,8 @@ var rules = []importRule{
 
 	{pkg: "memory/...", mustNot: []string{"channels/...", "agent/openai/...", "agent/tools", "agent/mcp/...", "agent/prompt", "jobs", "heartbeat"},
 		why: "storage implements its consumers' interfaces and knows no adapter"},
-	{pkg: "jobs", mayImport: []string{"agent", "schedule", "turns", "internal/..."}, why: "jobs know time and the turn engine, not Telegram or SQLite"},
-	{pkg: "heartbeat", mayImport: []string{"agent", "schedule", "turns", "internal/..."}, why: "the heartbeat knows time and the turn engine, not Telegram or SQLite"},
+	{pkg: "jobs", mayImport: []string{"agent", "schedule", "session", "turns", "internal/..."}, why: "jobs know time and the turn engine, not Telegram or SQLite"},
+	{pkg: "heartbeat", mayImport: []string{"agent", "schedule", "session", "turns", "internal/..."}, why: "the heartbeat knows time and the turn engine, not Telegram or SQLite"},
 }
 
 // violation is one broken rule, reported as "file:line: what".
