@@ -2,7 +2,6 @@ package jobs_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -17,57 +16,6 @@ import (
 	"github.com/nanobot-go/nanobot/schedule/scheduletest"
 	"github.com/nanobot-go/nanobot/turns"
 )
-
-// store adapts the SQLite store as the daemon does.
-type store struct{ s *memory.Store }
-
-func mapErr(err error) error {
-	switch {
-	case errors.Is(err, memory.ErrLimit):
-		return fmt.Errorf("%w: %w", jobs.ErrLimit, err)
-	case errors.Is(err, memory.ErrNotFound):
-		return fmt.Errorf("%w: %w", jobs.ErrNotFound, err)
-	case errors.Is(err, memory.ErrStale):
-		return fmt.Errorf("%w: %w", jobs.ErrStale, err)
-	}
-	return err
-}
-
-func (a store) AddJob(ctx context.Context, j jobs.Job, max int) (int64, error) {
-	id, err := a.s.AddJob(ctx, memory.Job(j), max)
-	return id, mapErr(err)
-}
-func (a store) Job(ctx context.Context, id int64) (jobs.Job, error) {
-	j, err := a.s.Job(ctx, id)
-	return jobs.Job(j), mapErr(err)
-}
-func (a store) Jobs(ctx context.Context, channel, chat string) ([]jobs.Job, error) {
-	list, err := a.s.Jobs(ctx, channel, chat)
-	out := make([]jobs.Job, len(list))
-	for i, j := range list {
-		out[i] = jobs.Job(j)
-	}
-	return out, err
-}
-func (a store) JobSlots(ctx context.Context) ([]jobs.Slot, error) {
-	list, err := a.s.JobSlots(ctx)
-	out := make([]jobs.Slot, len(list))
-	for i, s := range list {
-		out[i] = jobs.Slot(s)
-	}
-	return out, err
-}
-func (a store) RemoveJob(ctx context.Context, channel, chat string, id int64) (bool, error) {
-	return a.s.RemoveJob(ctx, channel, chat, id)
-}
-func (a store) FireJob(ctx context.Context, f jobs.Firing) (int64, bool, error) {
-	id, ok, err := a.s.FireJob(ctx, memory.Firing(f))
-	return id, ok, mapErr(err)
-}
-func (a store) SkipJob(ctx context.Context, id int64, slot, next time.Time) error {
-	return mapErr(a.s.SkipJob(ctx, id, slot, next))
-}
-func (a store) JobsVersion(ctx context.Context) (string, error) { return a.s.JobsVersion(ctx) }
 
 // loopTurns runs firings through a real loop.
 type loopTurns struct{ l *agent.Loop }
@@ -110,7 +58,7 @@ func newRig(t *testing.T, now time.Time, cfg jobs.Config) *rig {
 func (r *rig) build() {
 	loop := agent.New(r.model, r.db, nil, agent.Config{})
 	r.turns = turns.New(r.db, loopTurns{loop}, turns.Config{}, nil, turns.Hooks{Queued: func(string) { r.queued <- struct{}{} }})
-	r.svc = jobs.New(store{r.db}, r.turns, r.clock, r.cfg, nil)
+	r.svc = jobs.New(r.db, r.turns, r.clock, r.cfg, nil)
 }
 
 func (r *rig) start() {
@@ -363,7 +311,7 @@ func BenchmarkFire(b *testing.B) {
 	defer db.Close()
 	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
 	clock := scheduletest.New(start)
-	svc := jobs.New(store{db}, nil, clock, jobs.Config{}, nil)
+	svc := jobs.New(db, nil, clock, jobs.Config{}, nil)
 	for i := range 10000 {
 		if _, err := svc.Add(b.Context(), jobs.Chat{Channel: "telegram", ChatID: fmt.Sprint(1000 + i%100)}, "job", schedule.Input{EverySeconds: 60 + i}); err != nil {
 			b.Fatal(err)
@@ -377,7 +325,7 @@ func BenchmarkFire(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := db.FireJob(b.Context(), memory.Firing{JobID: id, Slot: j.NextRun, Next: j.NextRun.Add(time.Hour),
+		if _, _, err := db.FireJob(b.Context(), jobs.Firing{JobID: id, Slot: j.NextRun, Next: j.NextRun.Add(time.Hour),
 			UpdateID: jobs.UpdateID(id, j.NextRun), ChatID: j.ChatID, Payload: []byte("{}")}); err != nil {
 			b.Fatal(err)
 		}

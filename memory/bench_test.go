@@ -169,7 +169,7 @@ func BenchmarkConsolidate(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		err = s.Consolidate(ctx, Consolidation{
+		err = s.Consolidate(ctx, agent.Consolidation{
 			Session: "telegram:1", Scope: GlobalScope, UpToID: live[len(live)-1].ID,
 			HistoryEntry: "[2025-01-01 10:00] The owner said hello; the assistant listed a folder.",
 			Memory:       &doc,

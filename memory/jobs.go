@@ -9,41 +9,24 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/session"
 )
 
-// ErrLimit is returned when a chat already has as many jobs as allowed.
-var ErrLimit = errors.New("limit reached")
-
-// ErrStale is returned when a firing is for a slot the job no longer has:
-// it was fired, moved or removed since.
-var ErrStale = errors.New("slot is no longer due")
+// The store is the jobs service's: it returns that package's types and
+// errors (jobs.ErrLimit, jobs.ErrNotFound, jobs.ErrStale) as they are.
+var _ jobs.Store = (*Store)(nil)
 
 // jobsVersionKey is bumped by every add and removal, from any process, so
 // a running daemon can tell that its schedule is out of date.
 const jobsVersionKey = "jobs.version"
-
-// Job is a scheduled job as stored. Times are zero when unset.
-type Job struct {
-	ID        int64
-	Channel   string
-	ChatID    string
-	CreatedBy string // the user id that made it
-	Message   string
-	Kind      string // "cron" | "every" | "at"
-	Spec      string // the expression, the interval in seconds or the RFC 3339 time
-	Zone      string // IANA name
-	NextRun   time.Time
-	LastRun   time.Time
-	CreatedAt time.Time
-}
 
 const jobColumns = `id, channel, chat_id, created_by, message, kind, spec, zone,
 	coalesce(next_run, 0), coalesce(last_run, 0), created_at`
 
 // AddJob stores a job unless its chat has max (> 0) jobs already, and
 // returns its id.
-func (s *Store) AddJob(ctx context.Context, j Job, max int) (int64, error) {
+func (s *Store) AddJob(ctx context.Context, j jobs.Job, max int) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if max > 0 {
@@ -53,7 +36,7 @@ func (s *Store) AddJob(ctx context.Context, j Job, max int) (int64, error) {
 				return err
 			}
 			if n >= max {
-				return fmt.Errorf("chat %s has %d jobs: %w", j.ChatID, n, ErrLimit)
+				return fmt.Errorf("chat %s has %d jobs: %w", j.ChatID, n, jobs.ErrLimit)
 			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO jobs
@@ -85,54 +68,48 @@ func bumpJobsVersion(ctx context.Context, tx *sql.Tx) error {
 func (s *Store) JobsVersion(ctx context.Context) (string, error) { return s.State(ctx, jobsVersionKey) }
 
 // Job returns a job that has not been removed.
-func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
+func (s *Store) Job(ctx context.Context, id int64) (jobs.Job, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ? AND removed_at IS NULL`, id)
 	if err != nil {
-		return Job{}, fmt.Errorf("read job: %w", err)
+		return jobs.Job{}, fmt.Errorf("read job: %w", err)
 	}
-	jobs, err := scanJobs(rows)
+	list, err := scanJobs(rows)
 	if err != nil {
-		return Job{}, fmt.Errorf("read job: %w", err)
+		return jobs.Job{}, fmt.Errorf("read job: %w", err)
 	}
-	if len(jobs) == 0 {
-		return Job{}, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	if len(list) == 0 {
+		return jobs.Job{}, fmt.Errorf("job %d: %w", id, jobs.ErrNotFound)
 	}
-	return jobs[0], nil
+	return list[0], nil
 }
 
 // Jobs returns a chat's jobs (every chat's when chat is empty), oldest
 // first. Removed jobs are left out.
-func (s *Store) Jobs(ctx context.Context, channel, chat string) ([]Job, error) {
+func (s *Store) Jobs(ctx context.Context, channel, chat string) ([]jobs.Job, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs
 		WHERE removed_at IS NULL AND (?1 = '' OR (channel = ?1 AND chat_id = ?2)) ORDER BY id`, channel, chat)
 	if err != nil {
 		return nil, fmt.Errorf("read jobs: %w", err)
 	}
-	jobs, err := scanJobs(rows)
+	list, err := scanJobs(rows)
 	if err != nil {
 		return nil, fmt.Errorf("read jobs: %w", err)
 	}
-	return jobs, nil
-}
-
-// JobSlot is when a job fires next.
-type JobSlot struct {
-	ID      int64
-	NextRun time.Time
+	return list, nil
 }
 
 // JobSlots returns the next run of every job that has one: all a
 // scheduler needs to keep in memory.
-func (s *Store) JobSlots(ctx context.Context) ([]JobSlot, error) {
+func (s *Store) JobSlots(ctx context.Context) ([]jobs.Slot, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, next_run FROM jobs
 		WHERE removed_at IS NULL AND next_run IS NOT NULL ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read job slots: %w", err)
 	}
 	defer rows.Close()
-	var out []JobSlot
+	var out []jobs.Slot
 	for rows.Next() {
-		var js JobSlot
+		var js jobs.Slot
 		var next int64
 		if err := rows.Scan(&js.ID, &next); err != nil {
 			return nil, fmt.Errorf("read job slots: %w", err)
@@ -170,40 +147,25 @@ func (s *Store) RemoveJob(ctx context.Context, channel, chat string, id int64) (
 	return removed, nil
 }
 
-// Firing is one run of a job, recorded before its turn starts.
-type Firing struct {
-	JobID int64
-	Slot  time.Time // the run's scheduled time
-	// Next is the job's next slot afterwards (zero: none is left). With
-	// Manual the job's schedule is left alone.
-	Next   time.Time
-	Manual bool
-	// The inbox item: its unique update id (one per job and slot) and
-	// what its turn needs to know.
-	UpdateID int64
-	ChatID   string
-	Payload  []byte
-}
-
 // FireJob records a firing as a pending inbox item of channel "cron" and,
 // unless it is manual, moves the job's next run on (removing a job that has
 // none left), in one transaction. A
-// scheduled firing needs the job to be due at its slot (ErrStale
+// scheduled firing needs the job to be due at its slot (jobs.ErrStale
 // otherwise). A slot that was recorded before is not recorded again:
 // inserted is false and the existing item's id is returned.
-func (s *Store) FireJob(ctx context.Context, f Firing) (inboxID int64, inserted bool, err error) {
+func (s *Store) FireJob(ctx context.Context, f jobs.Firing) (inboxID int64, inserted bool, err error) {
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var next sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT next_run FROM jobs WHERE id = ? AND removed_at IS NULL`,
 			f.JobID).Scan(&next); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("job %d: %w", f.JobID, ErrNotFound)
+				return fmt.Errorf("job %d: %w", f.JobID, jobs.ErrNotFound)
 			}
 			return err
 		}
 		if !f.Manual {
 			if !next.Valid || next.Int64 != f.Slot.UnixMilli() {
-				return fmt.Errorf("job %d at %s: %w", f.JobID, f.Slot.UTC().Format(time.RFC3339), ErrStale)
+				return fmt.Errorf("job %d at %s: %w", f.JobID, f.Slot.UTC().Format(time.RFC3339), jobs.ErrStale)
 			}
 			// A job without a next run (a one-shot reminder) is done: it
 			// leaves the chat's list and its limit.
@@ -238,7 +200,7 @@ func (s *Store) FireJob(ctx context.Context, f Firing) (inboxID int64, inserted 
 }
 
 // SkipJob moves a job from slot to next without firing it (a run missed
-// while the daemon was down, under the skip policy). ErrStale when the job
+// while the daemon was down, under the skip policy). jobs.ErrStale when the job
 // is no longer due at slot.
 func (s *Store) SkipJob(ctx context.Context, id int64, slot, next time.Time) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -250,7 +212,7 @@ func (s *Store) SkipJob(ctx context.Context, id int64, slot, next time.Time) err
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("job %d at %s: %w", id, slot.UTC().Format(time.RFC3339), ErrStale)
+			return fmt.Errorf("job %d at %s: %w", id, slot.UTC().Format(time.RFC3339), jobs.ErrStale)
 		}
 		return nil
 	})
@@ -276,11 +238,11 @@ func (s *Store) ChatUsageOn(ctx context.Context, channel, chat string, on time.T
 	return u, nil
 }
 
-func scanJobs(rows *sql.Rows) ([]Job, error) {
+func scanJobs(rows *sql.Rows) ([]jobs.Job, error) {
 	defer rows.Close()
-	var out []Job
+	var out []jobs.Job
 	for rows.Next() {
-		var j Job
+		var j jobs.Job
 		var next, last, created int64
 		if err := rows.Scan(&j.ID, &j.Channel, &j.ChatID, &j.CreatedBy, &j.Message, &j.Kind, &j.Spec, &j.Zone,
 			&next, &last, &created); err != nil {

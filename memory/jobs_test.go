@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/jobs"
 )
 
 func addJob(t *testing.T, s *Store, chat string, next time.Time) int64 {
 	t.Helper()
-	id, err := s.AddJob(t.Context(), Job{Channel: "telegram", ChatID: chat, Message: "water the plants",
+	id, err := s.AddJob(t.Context(), jobs.Job{Channel: "telegram", ChatID: chat, Message: "water the plants",
 		Kind: "every", Spec: "3600", Zone: "UTC", NextRun: next, CreatedAt: next.Add(-time.Hour)}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +25,7 @@ func TestFireJobOncePerSlot(t *testing.T) {
 	s := newStore(t)
 	slot := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	id := addJob(t, s, "42", slot)
-	fire := Firing{JobID: id, Slot: slot, Next: slot.Add(time.Hour), UpdateID: id<<32 | slot.Unix()&0xffffffff, ChatID: "42", Payload: []byte(`{}`)}
+	fire := jobs.Firing{JobID: id, Slot: slot, Next: slot.Add(time.Hour), UpdateID: id<<32 | slot.Unix()&0xffffffff, ChatID: "42", Payload: []byte(`{}`)}
 
 	inbox, inserted, err := s.FireJob(ctx, fire)
 	if err != nil || !inserted || inbox == 0 {
@@ -35,7 +36,7 @@ func TestFireJobOncePerSlot(t *testing.T) {
 		t.Errorf("after firing: next %s, last %s, %v", j.NextRun, j.LastRun, err)
 	}
 	// The slot is no longer the job's next: a second firing is stale.
-	if _, _, err := s.FireJob(ctx, fire); !errors.Is(err, ErrStale) {
+	if _, _, err := s.FireJob(ctx, fire); !errors.Is(err, jobs.ErrStale) {
 		t.Errorf("FireJob again = %v, want ErrStale", err)
 	}
 	// A manual run of the same second is the same slot: not recorded twice.
@@ -53,11 +54,11 @@ func TestFireJobWithoutNextRemovesIt(t *testing.T) {
 	s := newStore(t)
 	slot := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	id := addJob(t, s, "42", slot)
-	if _, _, err := s.FireJob(ctx, Firing{JobID: id, Slot: slot, UpdateID: 1, ChatID: "42"}); err != nil {
+	if _, _, err := s.FireJob(ctx, jobs.Firing{JobID: id, Slot: slot, UpdateID: 1, ChatID: "42"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Job(ctx, id); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Job after its last run = %v, want ErrNotFound", err)
+	if _, err := s.Job(ctx, id); !errors.Is(err, jobs.ErrNotFound) {
+		t.Errorf("Job after its last run = %v, want jobs.ErrNotFound", err)
 	}
 	if slots, _ := s.JobSlots(ctx); len(slots) != 0 {
 		t.Errorf("slots %v, want none", slots)
@@ -70,7 +71,7 @@ func TestJobLimitAndChats(t *testing.T) {
 	next := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	v0, _ := s.JobsVersion(ctx)
 	a := addJob(t, s, "42", next)
-	if _, err := s.AddJob(ctx, Job{Channel: "telegram", ChatID: "42", Message: "x", Kind: "at", Spec: "", Zone: "UTC"}, 1); !errors.Is(err, ErrLimit) {
+	if _, err := s.AddJob(ctx, jobs.Job{Channel: "telegram", ChatID: "42", Message: "x", Kind: "at", Spec: "", Zone: "UTC"}, 1); !errors.Is(err, jobs.ErrLimit) {
 		t.Errorf("AddJob over the limit = %v, want ErrLimit", err)
 	}
 	if v1, _ := s.JobsVersion(ctx); v1 == v0 {
@@ -97,7 +98,7 @@ func TestFinishTurnMirrors(t *testing.T) {
 	s := newStore(t)
 	slot := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	id := addJob(t, s, "42", slot)
-	inbox, _, err := s.FireJob(ctx, Firing{JobID: id, Slot: slot, Next: slot.Add(time.Hour), UpdateID: 5, ChatID: "42"})
+	inbox, _, err := s.FireJob(ctx, jobs.Firing{JobID: id, Slot: slot, Next: slot.Add(time.Hour), UpdateID: 5, ChatID: "42"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,12 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/nanobot-go/nanobot/agent"
 )
+
+// The store applies consolidation's outcome in consolidation's own types.
+var _ agent.ConsolidationStore = (*Store)(nil)
 
 // Scopes of long-term memory: GlobalScope is shared by every chat of the
 // owner; ChatScope(session) belongs to one chat only.
@@ -23,22 +28,6 @@ type HistoryEntry struct {
 	ID   int64
 	At   time.Time
 	Text string
-}
-
-// Consolidation is the outcome of summarising the oldest live messages of a
-// session, applied by Consolidate in one transaction.
-type Consolidation struct {
-	Session string
-	Scope   string
-	// UpToID is the id of the newest message summarised; live messages of
-	// the session up to and including it become consolidated.
-	UpToID int64
-	// HistoryEntry is appended to HISTORY unless empty.
-	HistoryEntry string
-	// Memory, when not nil, replaces the MEMORY document.
-	Memory *string
-	// At dates the history entry (zero: now).
-	At time.Time
 }
 
 const (
@@ -159,7 +148,7 @@ func (s *Store) matchExpr(scope string, phrases []string) string {
 // Consolidate applies c in one transaction: the history entry is appended,
 // the memory document replaced and the summarised messages marked
 // consolidated, or, on any error, nothing changes.
-func (s *Store) Consolidate(ctx context.Context, c Consolidation) error {
+func (s *Store) Consolidate(ctx context.Context, c agent.Consolidation) error {
 	if c.Session == "" || c.Scope == "" {
 		return errors.New("consolidate: session and scope are required")
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nanobot-go/nanobot/agent"
 )
 
 func texts(entries []HistoryEntry) []string {
@@ -262,7 +264,7 @@ func TestConsolidate(t *testing.T) {
 	}
 	doc := "# Facts\n- Ana likes tea"
 	at := time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC)
-	err = s.Consolidate(ctx, Consolidation{
+	err = s.Consolidate(ctx, agent.Consolidation{
 		Session: "a", Scope: GlobalScope, UpToID: live[3].ID,
 		HistoryEntry: "[2025-05-06 07:08] Talked about tea.", Memory: &doc, At: at,
 	})
@@ -287,7 +289,7 @@ func TestConsolidate(t *testing.T) {
 	}
 
 	// Without an entry or a document only the messages are marked.
-	if err := s.Consolidate(ctx, Consolidation{Session: "a", Scope: GlobalScope, UpToID: live[3].ID + 100}); err != nil {
+	if err := s.Consolidate(ctx, agent.Consolidation{Session: "a", Scope: GlobalScope, UpToID: live[3].ID + 100}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := s.SessionStats(ctx, "a"); st.Live != 0 {
@@ -324,19 +326,19 @@ func TestConsolidateIsAtomic(t *testing.T) {
 	tests := []struct {
 		name    string
 		ctx     context.Context
-		c       Consolidation
+		c       agent.Consolidation
 		wantErr string // proves how far the transaction got
 	}{
 		// The messages are marked first; the invalid scope fails the
 		// history insert after that, inside the same transaction.
-		{"invalid scope after marking", ctx, Consolidation{Session: "a", Scope: "chat:", UpToID: live[2].ID,
+		{"invalid scope after marking", ctx, agent.Consolidation{Session: "a", Scope: "chat:", UpToID: live[2].ID,
 			HistoryEntry: "new entry", Memory: &newDoc}, "append history: CHECK constraint failed"},
 		// Marked, then the memory write fails.
-		{"invalid scope for memory", ctx, Consolidation{Session: "a", Scope: "bogus", UpToID: live[2].ID,
+		{"invalid scope for memory", ctx, agent.Consolidation{Session: "a", Scope: "bogus", UpToID: live[2].ID,
 			Memory: &newDoc}, "save memory: CHECK constraint failed"},
-		{"canceled", canceled, Consolidation{Session: "a", Scope: ChatScope("a"), UpToID: live[2].ID,
+		{"canceled", canceled, agent.Consolidation{Session: "a", Scope: ChatScope("a"), UpToID: live[2].ID,
 			HistoryEntry: "new entry", Memory: &newDoc}, "context canceled"},
-		{"no session", ctx, Consolidation{Scope: ChatScope("a"), UpToID: live[2].ID, HistoryEntry: "new entry"},
+		{"no session", ctx, agent.Consolidation{Scope: ChatScope("a"), UpToID: live[2].ID, HistoryEntry: "new entry"},
 			"session and scope are required"},
 	}
 	for _, tt := range tests {

@@ -20,12 +20,6 @@ var _ agent.History = (*Store)(nil)
 // HISTORY) or 'archived' (left behind by /new). Only live messages are read
 // back for the model; the others stay as the record.
 
-// StoredMessage is a message with its database id.
-type StoredMessage struct {
-	ID int64
-	agent.Message
-}
-
 // SessionStats counts a session's messages.
 type SessionStats struct {
 	Live  int // not yet consolidated or archived
@@ -224,7 +218,7 @@ func (s *Store) Recent(ctx context.Context, session string, limit int) ([]agent.
 		return nil, fmt.Errorf("read recent messages: %w", err)
 	}
 	slices.Reverse(stored)
-	start := slices.IndexFunc(stored, func(m StoredMessage) bool { return m.Role == agent.RoleUser })
+	start := slices.IndexFunc(stored, func(m agent.StoredMessage) bool { return m.Role == agent.RoleUser })
 	if start < 0 {
 		return nil, nil
 	}
@@ -237,7 +231,7 @@ func (s *Store) Recent(ctx context.Context, session string, limit int) ([]agent.
 
 // LiveMessages returns the session's oldest live messages, at most limit of
 // them (all when limit <= 0), oldest first: what consolidation summarises.
-func (s *Store) LiveMessages(ctx context.Context, session string, limit int) ([]StoredMessage, error) {
+func (s *Store) LiveMessages(ctx context.Context, session string, limit int) ([]agent.StoredMessage, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -283,12 +277,12 @@ func (s *Store) ResetSession(ctx context.Context, session string) error {
 	return nil
 }
 
-func scanMessages(rows *sql.Rows) ([]StoredMessage, error) {
+func scanMessages(rows *sql.Rows) ([]agent.StoredMessage, error) {
 	defer rows.Close()
-	var msgs []StoredMessage
+	var msgs []agent.StoredMessage
 	for rows.Next() {
 		var (
-			m                    StoredMessage
+			m                    agent.StoredMessage
 			role                 string
 			images, calls, extra sql.NullString
 			created              int64

@@ -5,21 +5,15 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/nanobot-go/nanobot/agent/subagent"
 )
 
-// Subagent is a background task as stored.
-type Subagent struct {
-	ID        int64
-	Channel   string
-	ChatID    string
-	SenderID  string
-	Label     string
-	Task      string
-	StartedAt time.Time
-}
+// The store records the subagent manager's tasks in its own types.
+var _ subagent.Store = (*Store)(nil)
 
 // StartSubagent records a task as running and returns its id.
-func (s *Store) StartSubagent(ctx context.Context, t Subagent) (int64, error) {
+func (s *Store) StartSubagent(ctx context.Context, t subagent.Task) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO subagents (channel, chat_id, sender_id, label, task, state, started_at)
@@ -58,16 +52,16 @@ func (s *Store) FinishSubagent(ctx context.Context, id int64, state, result stri
 }
 
 // RunningSubagents returns the tasks recorded as running, oldest first.
-func (s *Store) RunningSubagents(ctx context.Context) ([]Subagent, error) {
+func (s *Store) RunningSubagents(ctx context.Context) ([]subagent.Task, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, channel, chat_id, sender_id, label, task, started_at
 		FROM subagents WHERE state = 'running' ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read running subagents: %w", err)
 	}
 	defer rows.Close()
-	var out []Subagent
+	var out []subagent.Task
 	for rows.Next() {
-		var t Subagent
+		var t subagent.Task
 		var started int64
 		if err := rows.Scan(&t.ID, &t.Channel, &t.ChatID, &t.SenderID, &t.Label, &t.Task, &started); err != nil {
 			return nil, fmt.Errorf("read running subagents: %w", err)

@@ -54,7 +54,7 @@ func (a *app) cronServiceWith(ctx context.Context, cfgPath string, open func(con
 		st.Close()
 		return nil, nil, nil, err
 	}
-	return jobs.New(jobStore{st}, nil, a.now(), jc, nil), cfg, func() { st.Close() }, nil
+	return jobs.New(st, nil, a.now(), jc, nil), cfg, func() { st.Close() }, nil
 }
 
 func (a *app) cronList(ctx context.Context, cfgPath string, args []string) error {
@@ -193,7 +193,7 @@ func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error 
 		return err
 	}
 	defer rt.turns.Shutdown()
-	svc := jobs.New(jobStore{rt.store}, rt.turns, a.now(), jc, rt.logger)
+	svc := jobs.New(rt.store, rt.turns, a.now(), jc, rt.logger)
 	text, err := svc.RunNow(ctx, id)
 	if err != nil {
 		return err

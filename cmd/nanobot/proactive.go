@@ -50,7 +50,7 @@ func newProactive(rt *daemon, clock schedule.Clock) (*proactive, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.jobs = jobs.New(jobStore{rt.store}, engine, clock, jc, rt.logger)
+		p.jobs = jobs.New(rt.store, engine, clock, jc, rt.logger)
 	}
 	hc, err := heartbeatConfig(cfg)
 	if err != nil {
@@ -69,7 +69,7 @@ func newProactive(rt *daemon, clock schedule.Clock) (*proactive, error) {
 		agent.WithRedactor(rt.secrets.Redact),
 		agent.WithHooks(agent.Hooks{ModelCall: rt.observeModelCall, ToolCall: rt.observeToolCall}),
 	)
-	p.tasks = subagent.New(taskStore{rt.store}, taskRunner{p}, taskReporter{rt.store, engine, clock.Now}, managerConfig(cfg), rt.logger, clock.Now)
+	p.tasks = subagent.New(rt.store, taskRunner{p}, taskReporter{rt.store, engine, clock.Now}, managerConfig(cfg), rt.logger, clock.Now)
 	return p, nil
 }
 

@@ -78,30 +78,6 @@ func (s spawner) Spawn(ctx context.Context, t agent.Turn, task, label string) (i
 	return tk.ID, tk.Label, err
 }
 
-// taskStore adapts the store to what the manager consumes.
-type taskStore struct{ s *memory.Store }
-
-func (a taskStore) StartSubagent(ctx context.Context, t subagent.Task) (int64, error) {
-	return a.s.StartSubagent(ctx, memory.Subagent(t))
-}
-
-func (a taskStore) FinishSubagent(ctx context.Context, id int64, state, result string) error {
-	return a.s.FinishSubagent(ctx, id, state, result)
-}
-
-func (a taskStore) RunningSubagents(ctx context.Context) ([]subagent.Task, error) {
-	list, err := a.s.RunningSubagents(ctx)
-	out := make([]subagent.Task, len(list))
-	for i, t := range list {
-		out[i] = subagent.Task(t)
-	}
-	return out, err
-}
-
-func (a taskStore) Recent(ctx context.Context, session string, limit int) ([]agent.Message, error) {
-	return a.s.Recent(ctx, session, limit)
-}
-
 // cronJobs is the cron tool's view of the jobs service: the calling turn's
 // chat only.
 type cronJobs struct{ s *jobs.Service }
@@ -127,87 +103,4 @@ func (c cronJobs) Remove(ctx context.Context, t agent.Turn, id int64) (string, e
 		return "", err
 	}
 	return fmt.Sprintf("Job %d removed.", id), nil
-}
-
-// jobStore adapts the store to what the jobs service consumes.
-type jobStore struct{ s *memory.Store }
-
-var _ jobs.Store = jobStore{}
-
-func jobErr(err error) error {
-	switch {
-	case errors.Is(err, memory.ErrLimit):
-		return fmt.Errorf("%w: %w", jobs.ErrLimit, err)
-	case errors.Is(err, memory.ErrNotFound):
-		return fmt.Errorf("%w: %w", jobs.ErrNotFound, err)
-	case errors.Is(err, memory.ErrStale):
-		return fmt.Errorf("%w: %w", jobs.ErrStale, err)
-	}
-	return err
-}
-
-func (a jobStore) AddJob(ctx context.Context, j jobs.Job, max int) (int64, error) {
-	id, err := a.s.AddJob(ctx, memory.Job(j), max)
-	return id, jobErr(err)
-}
-
-func (a jobStore) Job(ctx context.Context, id int64) (jobs.Job, error) {
-	j, err := a.s.Job(ctx, id)
-	return jobs.Job(j), jobErr(err)
-}
-
-func (a jobStore) Jobs(ctx context.Context, channel, chat string) ([]jobs.Job, error) {
-	list, err := a.s.Jobs(ctx, channel, chat)
-	out := make([]jobs.Job, len(list))
-	for i, j := range list {
-		out[i] = jobs.Job(j)
-	}
-	return out, err
-}
-
-func (a jobStore) JobSlots(ctx context.Context) ([]jobs.Slot, error) {
-	list, err := a.s.JobSlots(ctx)
-	out := make([]jobs.Slot, len(list))
-	for i, s := range list {
-		out[i] = jobs.Slot(s)
-	}
-	return out, err
-}
-
-func (a jobStore) RemoveJob(ctx context.Context, channel, chat string, id int64) (bool, error) {
-	return a.s.RemoveJob(ctx, channel, chat, id)
-}
-
-func (a jobStore) FireJob(ctx context.Context, f jobs.Firing) (int64, bool, error) {
-	id, inserted, err := a.s.FireJob(ctx, memory.Firing(f))
-	return id, inserted, jobErr(err)
-}
-
-func (a jobStore) SkipJob(ctx context.Context, id int64, slot, next time.Time) error {
-	return jobErr(a.s.SkipJob(ctx, id, slot, next))
-}
-
-func (a jobStore) JobsVersion(ctx context.Context) (string, error) { return a.s.JobsVersion(ctx) }
-
-// consolidationStore adapts the store to what consolidation consumes.
-type consolidationStore struct{ s *memory.Store }
-
-func (c consolidationStore) LiveMessages(ctx context.Context, session string, limit int) ([]agent.StoredMessage, error) {
-	msgs, err := c.s.LiveMessages(ctx, session, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]agent.StoredMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = agent.StoredMessage{ID: m.ID, Message: m.Message}
-	}
-	return out, nil
-}
-
-func (c consolidationStore) Memory(ctx context.Context, scope string) (string, error) {
-	return c.s.Memory(ctx, scope)
-}
-
-func (c consolidationStore) Consolidate(ctx context.Context, k agent.Consolidation) error {
-	return c.s.Consolidate(ctx, memory.Consolidation{Session: k.Session, Scope: k.Scope, UpToID: k.UpToID, HistoryEntry: k.HistoryEntry, Memory: k.Memory, At: k.At})
 }

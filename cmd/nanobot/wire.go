@@ -115,7 +115,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, opt runOptions) (*daemon
 			LeftOut: func(_ context.Context, t agent.Turn, before time.Time) { r.cons.Fold(t.Session, before) }}),
 		agent.WithPromptSource(r.prompts),
 	)
-	r.cons = agent.NewConsolidator(consolidationStore{store}, agent.ConsolidatorConfig{
+	r.cons = agent.NewConsolidator(store, agent.ConsolidatorConfig{
 		Window:        cfg.Memory.Window,
 		ContextTokens: cfg.Agent.ContextTokens,
 		MaxChars:      cfg.Memory.MaxChars,
