@@ -119,13 +119,16 @@ func heartbeatConfig(cfg *config.Config) (heartbeat.Config, error) {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(cfg.Agent.Workspace, file)
 	}
-	hc := heartbeat.Config{Interval: cfg.Heartbeat.Interval, File: file, Channel: "telegram", Chat: cfg.HeartbeatChat(),
+	hc := heartbeat.Config{Interval: cfg.Heartbeat.Interval, File: file, Channel: heartbeatChannel, Chat: cfg.HeartbeatChat(),
 		Owner: cfg.Owner(), Quiet: quiet, Zone: zone, ShutdownTimeout: cfg.Agent.ShutdownTimeout}
 	if hc.Chat == "" {
 		hc.Interval = 0
 	}
 	return hc, nil
 }
+
+// heartbeatChannel is the channel the heartbeat reports to.
+const heartbeatChannel = "telegram"
 
 func warnHeartbeat(rt *daemon, cfg *config.Config) {
 	switch h := cfg.Heartbeat; {
@@ -333,28 +336,6 @@ func (p *proactive) StopTasks(_ context.Context, chat string) string {
 	return fmt.Sprintf("Cancelled %d background tasks: %s.", len(stopped), strings.Join(labels, ", "))
 }
 
-// usageToday is what the chat a session belongs to used today: its own
-// session and those of its jobs and background tasks, so proactive turns
-// count toward agent.daily_token_budget.
-func (r *daemon) usageToday(ctx context.Context, session string) (agent.Usage, error) {
-	channel, chat, err := r.store.SessionChat(ctx, session)
-	if err != nil {
-		return agent.Usage{}, err
-	}
-	hbChat := r.config().HeartbeatChat()
-	if session == heartbeat.Session {
-		channel, chat = "telegram", hbChat
-	}
-	if chat == "" {
-		return r.store.UsageOn(ctx, session, r.now())
-	}
-	var also []string
-	if channel == "telegram" && chat == hbChat {
-		also = append(also, heartbeat.Session)
-	}
-	return r.store.ChatUsageOn(ctx, channel, chat, r.now(), also...)
-}
-
 // chatSession is the session of the chat a session belongs to: a job's,
 // a background task's and the heartbeat's turns read and write their
 // chat's memory under memory.scope: chat.
@@ -365,7 +346,7 @@ func (r *daemon) chatSession(name string) string {
 		return name
 	case s.Kind == session.KindHeartbeat:
 		if chat := r.config().HeartbeatChat(); chat != "" {
-			return session.Chat("telegram", chat).String()
+			return session.Chat(heartbeatChannel, chat).String()
 		}
 		return name
 	case s.Kind != session.KindJob && s.Kind != session.KindTask:

@@ -40,7 +40,7 @@ func (o chatOutbox) Send(ctx context.Context, from agent.Turn, chat, text string
 type taskRunner struct{ p *proactive }
 
 func (r taskRunner) Run(ctx context.Context, t agent.Turn, msg agent.Message) (agent.Result, error) {
-	if text, over := r.p.rt.overBudget(ctx, t.Session); over {
+	if text, over := r.p.rt.budget.Over(ctx, t.Session); over {
 		return agent.Result{Text: text}, errors.New("today's token budget for this chat is used up")
 	}
 	return r.p.taskLoop.Run(ctx, t, msg)

@@ -19,7 +19,7 @@ func (r *daemon) Status(ctx context.Context, session string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	today, err := r.usageToday(ctx, session)
+	today, err := r.budget.Today(ctx, session)
 	if err != nil {
 		return "", err
 	}
@@ -29,7 +29,7 @@ func (r *daemon) Status(ctx context.Context, session string) (string, error) {
 	}
 	s := fmt.Sprintf("Model: %s\nSession: %d messages in context (%d stored)\nContext: %d of %d tokens (%d%%)\nTokens today: %d",
 		model, stats.Live, stats.Total, used, limit, used*100/max(limit, 1), today.Total())
-	if b := cfg.Agent.DailyTokenBudget; b > 0 {
+	if b := r.budget.Limit(); b > 0 {
 		s += fmt.Sprintf(" of %d", b)
 	}
 	if today.CachedTokens != 0 {

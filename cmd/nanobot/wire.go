@@ -28,7 +28,9 @@ import (
 	"github.com/nanobot-go/nanobot/safety"
 	"github.com/nanobot-go/nanobot/safety/sandbox"
 	"github.com/nanobot-go/nanobot/schedule"
+	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
+	"github.com/nanobot-go/nanobot/turns/budget"
 )
 
 // daemon is everything a conversation needs, built from one config.
@@ -47,6 +49,7 @@ type daemon struct {
 	now     func() time.Time // the daemon's clock: messages, usage, today's budget
 
 	turns     *turns.Engine    // every turn of this process waits in its chat's queue here
+	budget    *budget.Budget   // agent.daily_token_budget, per chat
 	bell      *turns.Bell      // rung when a reply was queued for a channel
 	approvals approvals.Broker // the exec tool asks; the gateway's channel serves it
 	pro       *proactive       // the gateway's background work; nil elsewhere
@@ -89,6 +92,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, opt runOptions) (*daemon
 	logger, now, metrics := opt.logger, opt.clock.Now, opt.metrics
 	r := &daemon{logger: logger, level: opt.level, store: store, metrics: metrics, secrets: opt.secrets, cfg: cfg,
 		boxes: &sandboxes{abi: opt.abi}, now: now, serving: opt.gateway, bell: turns.NewBell()}
+	r.budget = budget.New(store, r.budgetLimits, now, logger)
 	r.turns = turns.New(store, r, turns.Config{MaxConcurrent: cfg.Agent.MaxConcurrent, ShutdownTimeout: cfg.Agent.ShutdownTimeout},
 		logger, turns.Hooks{Queue: r.observeQueue, Queued: r.bell.Ring})
 	r.prompts = newPromptSource(cfg)
@@ -399,7 +403,7 @@ func (r *daemon) Answer(ctx context.Context, t agent.Turn, msg agent.Message, re
 		t.ID = newTurnID()
 	}
 	log := r.logger.With("turn_id", t.ID, "session", t.Session)
-	if text, over := r.overBudget(ctx, t.Session); over {
+	if text, over := r.budget.Over(ctx, t.Session); over {
 		log.Warn("daily token budget reached")
 		r.countTurn("budget")
 		return agent.Result{Text: text}, nil
@@ -431,26 +435,20 @@ func (r *daemon) Answer(ctx context.Context, t agent.Turn, msg agent.Message, re
 	return res, nil
 }
 
-func (r *daemon) overBudget(ctx context.Context, session string) (string, bool) {
-	budget := r.config().Agent.DailyTokenBudget
-	if budget <= 0 {
-		return "", false
+// budgetLimits are the budget's settings in the live config.
+func (r *daemon) budgetLimits() budget.Limits {
+	cfg := r.config()
+	l := budget.Limits{Daily: cfg.Agent.DailyTokenBudget, Heartbeat: heartbeat.Session}
+	if chat := cfg.HeartbeatChat(); chat != "" {
+		l.HeartbeatChat = session.Chat(heartbeatChannel, chat)
 	}
-	used, err := r.usageToday(ctx, session)
-	if err != nil {
-		r.logger.Error("read usage", "err", err)
-		return "", false
-	}
-	if used.Total() < budget {
-		return "", false
-	}
-	return fmt.Sprintf("I've used today's token budget for this chat (%d of %d tokens), so I'll pause until tomorrow. The owner can raise agent.daily_token_budget in config.yaml.", used.Total(), budget), true
+	return l
 }
 
 // Reset is /new: fold the session into long-term memory, then start over.
 // Its errors carry a sentence for the user.
 func (r *daemon) Reset(ctx context.Context, session string) error {
-	if text, over := r.overBudget(ctx, session); over {
+	if text, over := r.budget.Over(ctx, session); over {
 		return &userError{msg: "I can't save this conversation to memory today: " + text}
 	}
 	if err := r.cons.Flush(ctx, session); err != nil {
@@ -546,7 +544,7 @@ type meteredProvider struct{ r *daemon }
 
 func (m meteredProvider) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	t, _ := agent.TurnFrom(ctx)
-	if _, over := m.r.overBudget(ctx, t.Session); over {
+	if _, over := m.r.budget.Over(ctx, t.Session); over {
 		return agent.Response{}, errors.New("today's token budget for this chat is used up")
 	}
 	start := time.Now()

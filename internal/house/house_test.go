@@ -95,6 +95,8 @@ var rules = []importRule{
 	{pkg: "turns", mayImport: []string{"agent", "internal/..."},
 		why: "the turn engine knows the loop's vocabulary; sources, storage and channels plug in through its interfaces"},
 
+	{pkg: "turns/budget", mayImport: []string{"agent", "session", "internal/..."}, why: "the budget reads usage through its own interface"},
+
 	{pkg: "memory", mayImport: []string{"agent", "agent/subagent", "jobs", "session", "turns", "internal/..."},
 		why: "storage implements its consumers' interfaces in their own types and knows no channel or adapter"},
 	{pkg: "jobs", mayImport: []string{"agent", "schedule", "session", "turns", "internal/..."}, why: "jobs know time and the turn engine, not Telegram or SQLite"},
