@@ -15,23 +15,25 @@ import (
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/channels/cli"
+	"github.com/nanobot-go/nanobot/daemon"
+	"github.com/nanobot-go/nanobot/safety/sandbox"
 )
 
 // start loads the config and builds the daemon with its logger.
-func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *admin.Metrics) (*daemon, error) {
+func (a *app) start(ctx context.Context, cfgPath string, quiet bool, metrics *admin.Metrics) (*daemon.Daemon, error) {
 	cfg, err := a.loadConfig(cfgPath)
 	if err != nil {
 		return nil, err
 	}
 	level := new(slog.LevelVar)
-	secrets := newLiveRedactor(cfg)
-	logger := newLogger(a.stderr, cfg.Log, level, secrets.Redact)
+	secrets := daemon.NewRedactor(cfg)
+	logger := daemon.NewLogger(a.stderr, cfg.Log, level, secrets.Redact)
 	if quiet && level.Level() < slog.LevelWarn {
 		// A terminal chat keeps its output for the conversation.
 		level.Set(slog.LevelWarn)
 	}
-	return newDaemon(ctx, cfg, runOptions{logger: logger, level: level, secrets: secrets, metrics: metrics,
-		abi: a.landlockABI(), clock: a.now(), gateway: metrics != nil})
+	return daemon.New(ctx, cfg, daemon.Options{Logger: logger, Level: level, Secrets: secrets, Metrics: metrics,
+		ABI: a.landlockABI(), Clock: a.now(), Gateway: metrics != nil, Version: version})
 }
 
 func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
@@ -55,11 +57,11 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer rt.close(5 * time.Second)
-	rt.waitForMCP(ctx)
+	defer rt.Close(5 * time.Second)
+	rt.WaitForMCP(ctx)
 
-	defer rt.turns.Shutdown()
-	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: rt.turns, Plain: !isTerminal(a.stdin)}
+	defer rt.Turns().Shutdown()
+	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: rt.Turns(), Plain: !isTerminal(a.stdin)}
 	if !given {
 		return chat.Run(ctx)
 	}
@@ -85,4 +87,12 @@ func isTerminal(r io.Reader) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// landlockABI is the Landlock ABI this kernel offers, or what a test says.
+func (a *app) landlockABI() int {
+	if a.abi != nil {
+		return a.abi()
+	}
+	return sandbox.ABI()
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/nanobot-go/nanobot/channels/telegram"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/daemon"
+	"github.com/nanobot-go/nanobot/internal/human"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
 )
@@ -57,7 +59,7 @@ func (a *app) backupCmd(ctx context.Context, cfgPath string, args []string) erro
 		info.Path = dest
 	}
 	fmt.Fprintf(a.stdout, "backup written to %s: %s in %s, integrity check ok, schema version %d\n",
-		info.Path, sizeOf(info.Bytes), info.Duration.Round(time.Millisecond), info.SchemaVersion)
+		info.Path, human.Bytes(info.Bytes), info.Duration.Round(time.Millisecond), info.SchemaVersion)
 	printCounts(a.stdout, info.Counts)
 	return nil
 }
@@ -111,7 +113,7 @@ func (a *app) restoreCmd(ctx context.Context, cfgPath string, args []string) err
 		}
 		return err
 	}
-	fmt.Fprintf(a.stdout, "restored %s into %s (%s, integrity check ok)\n", fs.Arg(0), db, sizeOf(info.Backup.Bytes))
+	fmt.Fprintf(a.stdout, "restored %s into %s (%s, integrity check ok)\n", fs.Arg(0), db, human.Bytes(info.Backup.Bytes))
 	printCounts(a.stdout, info.Backup.Counts)
 	if info.FromVersion != info.ToVersion {
 		fmt.Fprintf(a.stdout, "schema migrated from version %d to %d\n", info.FromVersion, info.ToVersion)
@@ -143,16 +145,6 @@ func holder(held *memory.LockedError) string {
 		return fmt.Sprintf("nanobot process %d", held.PID)
 	}
 	return "another nanobot process"
-}
-
-func sizeOf(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // gatewayState says whether a gateway holds the database, for `nanobot
@@ -188,7 +180,7 @@ func tokenRejection(ctx context.Context, w io.Writer, st *memory.Store) []string
 
 // backupStatus is `nanobot status`'s line about storage.backup.
 func backupStatus(w io.Writer, cfg *config.Config) {
-	bc, ok := backupConfig(cfg)
+	bc, ok := daemon.BackupConfig(cfg)
 	if !ok {
 		fmt.Fprintf(w, "backups\toff (storage.backup.dir is empty)\n")
 		return
@@ -198,6 +190,6 @@ func backupStatus(w io.Writer, cfg *config.Config) {
 		fmt.Fprintf(w, "backups\t%s: %v\n", bc.Dir, err)
 		return
 	}
-	line := strings.TrimPrefix(describeBackups(s.Status(), bc.Every, time.Now()), "Backups: ")
+	line := strings.TrimPrefix(daemon.DescribeBackups(s.Status(), bc.Every, time.Now()), "Backups: ")
 	fmt.Fprintf(w, "backups\t%s, keep %d, in %s\n", line, bc.Keep, bc.Dir)
 }

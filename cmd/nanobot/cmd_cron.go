@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
@@ -18,7 +19,7 @@ const cronUsage = "usage: nanobot cron list [--chat ID] | add --message TEXT (--
 
 // cron is `nanobot cron list|add|remove|run`: scheduled jobs from the
 // command line. A running gateway picks up additions and removals within a
-// minute, or at once on SIGHUP; these commands wake it (see wakeGateway).
+// minute, or at once on SIGHUP; these commands wake it (see daemon.WakeGateway).
 func (a *app) cron(ctx context.Context, cfgPath string, args []string) error {
 	if len(args) == 0 {
 		return usageError{cronUsage}
@@ -49,7 +50,7 @@ func (a *app) cronServiceWith(ctx context.Context, cfgPath string, open func(con
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	jc, err := jobsConfig(cfg)
+	jc, err := daemon.JobsConfig(cfg)
 	if err != nil {
 		st.Close()
 		return nil, nil, nil, err
@@ -169,7 +170,7 @@ func (a *app) cronRemove(ctx context.Context, cfgPath string, args []string) err
 		return err
 	}
 	fmt.Fprintf(a.stdout, "removed job %d\n", id)
-	wakeGateway(cfg.Storage.Path)
+	daemon.WakeGateway(cfg.Storage.Path)
 	return nil
 }
 
@@ -187,28 +188,23 @@ func (a *app) cronRun(ctx context.Context, cfgPath string, args []string) error 
 	if err != nil {
 		return err
 	}
-	defer rt.close(5 * time.Second)
-	jc, err := jobsConfig(rt.config())
-	if err != nil {
-		return err
-	}
-	defer rt.turns.Shutdown()
-	svc := jobs.New(rt.store, rt.turns, a.now(), jc, rt.logger)
-	text, err := svc.RunNow(ctx, id)
+	defer rt.Close(5 * time.Second)
+	defer rt.Turns().Shutdown()
+	text, err := rt.RunJob(ctx, id)
 	if err != nil {
 		return err
 	}
 	if text == "" {
 		return fmt.Errorf("job %d: the run was interrupted; the gateway finishes it on its next start", id)
 	}
-	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; %s)\n", strings.TrimSpace(text), deliveryNote(rt.config().Storage.Path))
+	fmt.Fprintf(a.stdout, "%s\n\n(queued for the chat; %s)\n", strings.TrimSpace(text), deliveryNote(rt.Config().Storage.Path))
 	return nil
 }
 
 // deliveryNote wakes the gateway for a queued answer and says when the
 // chat gets it.
 func deliveryNote(db string) string {
-	switch running, woken := wakeGateway(db); {
+	switch running, woken := daemon.WakeGateway(db); {
 	case !running:
 		return "no gateway is running: it is delivered when one starts"
 	case woken:
@@ -220,7 +216,7 @@ func deliveryNote(db string) string {
 // pickupNote wakes the gateway for a changed job and says when it sees
 // the change.
 func pickupNote(db string) string {
-	switch running, woken := wakeGateway(db); {
+	switch running, woken := daemon.WakeGateway(db); {
 	case !running:
 		return "no gateway is running: it is scheduled when one starts"
 	case woken:

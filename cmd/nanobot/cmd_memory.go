@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/memory"
 )
 
@@ -123,7 +124,7 @@ func memoryScope(cfg *config.Config, chat string) (string, error) {
 	case chatScope && chat == "":
 		return "", usageError{"memory.scope is chat: pass --chat ID to choose whose memory"}
 	}
-	return scopeOf(cfg, sessionOf(chat)), nil
+	return daemon.ScopeOf(cfg, sessionOf(chat)), nil
 }
 
 var stamp = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\]\s*`)

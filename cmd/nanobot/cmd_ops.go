@@ -16,7 +16,9 @@ import (
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/heartbeat"
+	"github.com/nanobot-go/nanobot/internal/human"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
 	"github.com/nanobot-go/nanobot/session"
@@ -78,7 +80,7 @@ const minConversationTokens = 1000
 // reserve are in: every request then shrinks memory and history to
 // nothing, and a turn with tool results may not fit at all.
 func budgetWarning(cfg *config.Config) string {
-	ac := agentConfig(cfg)
+	ac := daemon.AgentConfig(cfg)
 	prompt, schemas := agent.FixedTokens(ac, offeredSpecs(cfg))
 	room := ac.ContextTokens - ac.ReserveTokens - prompt - schemas
 	if room >= minConversationTokens {
@@ -110,7 +112,7 @@ func offeredSpecs(cfg *config.Config) []agent.ToolSpec {
 		offered = append(offered, &tools.Web{})
 	}
 	if cfg.SearchReady() {
-		offered = append(offered, webSearch(cfg))
+		offered = append(offered, daemon.WebSearch(cfg))
 	}
 	specs := make([]agent.ToolSpec, len(offered))
 	for i, t := range offered {
@@ -151,22 +153,22 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	fmt.Fprintf(w, "admin endpoint\t%s\n", listen)
 	fmt.Fprintf(w, "memory\tscope %s, window %d messages\n", cfg.Memory.Scope, cfg.Memory.Window)
 	fmt.Fprintf(w, "shell\texec %v, approval %s\n", cfg.Tools.Exec.Enabled, cfg.Tools.Exec.Approval)
-	fmt.Fprintf(w, "web search\t%s\n", searchStatus(cfg))
+	fmt.Fprintf(w, "web search\t%s\n", daemon.SearchStatus(cfg))
 	fmt.Fprintf(w, "skills\t%s\n", skillsSummary(cfg))
-	for _, line := range mcpStatus(ctx, cfg) {
+	for _, line := range daemon.MCPStatus(ctx, cfg) {
 		fmt.Fprintf(w, "mcp\t%s\n", line)
 	}
 	var problems []string
-	hb, hbErr := heartbeatConfig(cfg)
+	hb, hbErr := daemon.HeartbeatConfig(cfg)
 	if hbErr == nil && hb.Interval > 0 {
 		fmt.Fprintf(w, "heartbeat\tevery %s, %s, chat %s\n", config.FormatDuration(hb.Interval), hb.File, hb.Chat)
 	} else {
 		fmt.Fprintf(w, "heartbeat\toff\n")
 	}
-	for _, l := range sandboxLines(cfg, a.landlockABI()) {
+	for _, l := range daemon.SandboxLines(cfg, a.landlockABI()) {
 		fmt.Fprintln(w, l)
 	}
-	if p := shellProblem(cfg, tools.Shell()); p != "" {
+	if p := daemon.ShellProblem(cfg, tools.Shell()); p != "" {
 		problems = append(problems, p)
 	}
 	problems = append(problems, databaseStatus(ctx, w, cfg, hb, hbErr == nil && hb.Interval > 0)...)
@@ -201,7 +203,7 @@ func databaseStatus(ctx context.Context, w io.Writer, cfg *config.Config, hb hea
 				}
 				fmt.Fprintf(w, "tokens (24h)\t%d\n", sum.Total())
 				if sum.CachedTokens != 0 {
-					fmt.Fprintf(w, "cached (24h)\t%s\n", cachedOf(sum))
+					fmt.Fprintf(w, "cached (24h)\t%s\n", human.Cached(sum.CachedTokens, sum.PromptTokens))
 				}
 			}
 			problems = tokenRejection(ctx, w, st)
@@ -248,7 +250,7 @@ func (a *app) safety(_ context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
-	policy, err := newPolicy(cfg)
+	policy, err := daemon.NewPolicy(cfg)
 	if err != nil {
 		return err
 	}
@@ -306,7 +308,7 @@ func (a *app) openStore(ctx context.Context, cfgPath string) (*config.Config, *m
 	}
 	st, err := memory.Open(ctx, cfg.Storage.Path)
 	if err != nil {
-		return nil, nil, storageProblem(cfg, err)
+		return nil, nil, daemon.StorageProblem(cfg, err)
 	}
 	return cfg, st, nil
 }
@@ -327,7 +329,7 @@ func (a *app) openReader(ctx context.Context, cfgPath string) (*config.Config, *
 		st, err = memory.Open(ctx, cfg.Storage.Path)
 	}
 	if err != nil {
-		return nil, nil, storageProblem(cfg, err)
+		return nil, nil, daemon.StorageProblem(cfg, err)
 	}
 	return cfg, st, nil
 }
@@ -435,26 +437,12 @@ func (a *app) usage(ctx context.Context, cfgPath string, args []string) error {
 			model = "-"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", r.Day, r.Session, model, r.Calls,
-			r.PromptTokens, r.CompletionTokens, r.Total(), r.CachedTokens, cachedShare(r.Usage))
+			r.PromptTokens, r.CompletionTokens, r.Total(), r.CachedTokens, human.Share(r.CachedTokens, r.PromptTokens))
 		calls, sum = calls+r.Calls, sum.Add(r.Usage)
 	}
 	fmt.Fprintf(w, "total\t\t\t%d\t%d\t%d\t%d\t%d\t%s\t\n", calls, sum.PromptTokens, sum.CompletionTokens, sum.Total(),
-		sum.CachedTokens, cachedShare(sum))
+		sum.CachedTokens, human.Share(sum.CachedTokens, sum.PromptTokens))
 	return w.Flush()
-}
-
-// cachedShare is the part of u's prompt tokens served from the provider's
-// prompt cache, in whole percent; "-" without prompt tokens.
-func cachedShare(u agent.Usage) string {
-	if u.PromptTokens <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%d%%", (u.CachedTokens*100+u.PromptTokens/2)/u.PromptTokens)
-}
-
-// cachedOf says how many of u's prompt tokens were cached, and their share.
-func cachedOf(u agent.Usage) string {
-	return fmt.Sprintf("%d of %d prompt tokens (%s)", u.CachedTokens, u.PromptTokens, cachedShare(u))
 }
 
 // emptyList is what a listing command prints when it has nothing to list,

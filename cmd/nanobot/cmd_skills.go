@@ -8,6 +8,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent/prompt"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/daemon"
 )
 
 // skills is `nanobot skills list`: every skill with its state and, for
@@ -23,7 +24,7 @@ func (a *app) skills(_ context.Context, cfgPath string, args []string) error {
 	if err != nil {
 		return err
 	}
-	all := newPromptSource(cfg).Skills()
+	all := daemon.NewPromptSource(cfg).Skills()
 	if len(all) == 0 {
 		fmt.Fprintf(a.stdout, "%s Add one as %s/skills/<name>/SKILL.md.\n", emptyList("skills", ""), cfg.Agent.Workspace)
 		return nil
@@ -54,7 +55,7 @@ func (a *app) skills(_ context.Context, cfgPath string, args []string) error {
 // skillsSummary is the skills line of `nanobot status`.
 func skillsSummary(cfg *config.Config) string {
 	counts := map[string]int{}
-	for _, sk := range newPromptSource(cfg).Skills() {
+	for _, sk := range daemon.NewPromptSource(cfg).Skills() {
 		counts[sk.State()]++
 	}
 	usable := counts[prompt.StateAvailable] + counts[prompt.StateAlways]

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety/sandbox"
 	"github.com/nanobot-go/nanobot/schedule"
@@ -65,7 +66,7 @@ func exitCode(err error, stderr io.Writer) int {
 	var cfgErr *config.Error
 	var usage usageError
 	var schema *memory.SchemaError
-	var storage *storageError
+	var storage *daemon.StorageError
 	switch {
 	case errors.As(err, &cfgErr), errors.As(err, &storage):
 		return exitConfig

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent/tools"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/daemon"
 )
 
 // An image without a shell (distroless without busybox) fails every exec
@@ -27,13 +28,13 @@ func TestShellProblem(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Tools.Exec.Enabled = tt.exec
-			got := shellProblem(cfg, tt.shell)
+			got := daemon.ShellProblem(cfg, tt.shell)
 			if (got != "") != (len(tt.want) > 0) {
-				t.Fatalf("shellProblem(exec %v, %q) = %q, want a problem: %v", tt.exec, tt.shell, got, len(tt.want) > 0)
+				t.Fatalf("daemon.ShellProblem(exec %v, %q) = %q, want a problem: %v", tt.exec, tt.shell, got, len(tt.want) > 0)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
-					t.Errorf("shellProblem(%q) = %q, lacks %q", tt.shell, got, w)
+					t.Errorf("daemon.ShellProblem(%q) = %q, lacks %q", tt.shell, got, w)
 				}
 			}
 		})

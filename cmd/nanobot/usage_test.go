@@ -11,26 +11,6 @@ import (
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
 )
 
-func TestCachedShare(t *testing.T) {
-	tests := []struct {
-		u    agent.Usage
-		want string
-	}{
-		{agent.Usage{}, "-"},
-		{agent.Usage{CompletionTokens: 5}, "-"},
-		{agent.Usage{PromptTokens: 200}, "0%"},
-		{agent.Usage{PromptTokens: 2100, CachedTokens: 896}, "43%"}, // 42.67
-		{agent.Usage{PromptTokens: 1000, CachedTokens: 4}, "0%"},
-		{agent.Usage{PromptTokens: 1000, CachedTokens: 5}, "1%"}, // half rounds up
-		{agent.Usage{PromptTokens: 1024, CachedTokens: 1024}, "100%"},
-	}
-	for _, tt := range tests {
-		if got := cachedShare(tt.u); got != tt.want {
-			t.Errorf("cachedShare(%+v) = %q, want %q", tt.u, got, tt.want)
-		}
-	}
-}
-
 // A provider that serves part of the prompt from its cache: /status,
 // `nanobot usage`, `nanobot status` and /metrics all say how much.
 func TestCachedTokensEndToEnd(t *testing.T) {

@@ -68,7 +68,8 @@ var testDoubles = []string{
 var rules = []importRule{
 	{pkg: "...", mustNot: []string{"cmd/..."}, why: "cmd is the top of the house; nothing imports it"},
 	{pkg: "...", mustNot: testDoubles, except: testDoubles, why: "test doubles serve tests only"},
-	{pkg: "...", mustNot: []string{"config"}, except: []string{"cmd/..."},
+	{pkg: "...", mustNot: []string{"daemon"}, except: []string{"cmd/..."}, why: "the composition root serves main alone"},
+	{pkg: "...", mustNot: []string{"config"}, except: []string{"cmd/...", "daemon"},
 		why: "only the wiring reads the config; packages take plain values"},
 
 	{pkg: "internal/...", mayImport: []string{"internal/..."}, why: "internal helpers are leaves"},

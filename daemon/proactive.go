@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // heartbeat, background tasks, and the message tool that lets a turn speak
 // before its answer.
 type proactive struct {
-	rt        *daemon
+	rt        *Daemon
 	clock     schedule.Clock
 	bell      *turns.Bell   // rung when something was queued for a chat outside a turn
 	jobs      *jobs.Service // nil when cron.enabled is false
@@ -41,18 +41,18 @@ type proactive struct {
 
 // newProactive builds the gateway's background work over rt's store and
 // turn engine; rt's loop and tools come after it.
-func newProactive(rt *daemon, clock schedule.Clock) (*proactive, error) {
-	cfg := rt.config()
+func newProactive(rt *Daemon, clock schedule.Clock) (*proactive, error) {
+	cfg := rt.Config()
 	engine := rt.turns
 	p := &proactive{rt: rt, clock: clock, bell: rt.bell, woken: make(chan struct{}, 1)}
 	if cfg.Cron.Enabled {
-		jc, err := jobsConfig(cfg)
+		jc, err := JobsConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
 		p.jobs = jobs.New(rt.store, engine, clock, jc, rt.logger)
 	}
-	hc, err := heartbeatConfig(cfg)
+	hc, err := HeartbeatConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (p *proactive) taskTools(cfg *config.Config) ([]agent.Tool, error) {
 
 // taskConfig is a background task's loop: its own step and time limits.
 func taskConfig(cfg *config.Config) agent.Config {
-	c := agentConfig(cfg)
+	c := AgentConfig(cfg)
 	c.MaxIterations = cfg.Agent.Subagents.MaxIterations
 	c.TurnTimeout = cfg.Agent.Subagents.Timeout
 	return c
@@ -104,9 +104,9 @@ func managerConfig(cfg *config.Config) subagent.Config {
 	return subagent.Config{MaxPerChat: s.MaxPerChat, Timeout: s.Timeout, MaxIterations: s.MaxIterations}
 }
 
-// heartbeatConfig is the heartbeat's part of cfg. Without a chat to report
+// HeartbeatConfig is the heartbeat's part of cfg. Without a chat to report
 // to, it is off.
-func heartbeatConfig(cfg *config.Config) (heartbeat.Config, error) {
+func HeartbeatConfig(cfg *config.Config) (heartbeat.Config, error) {
 	zone, err := schedule.Zone(cfg.Agent.Timezone, nil)
 	if err != nil {
 		return heartbeat.Config{}, &config.Error{File: cfg.Path, Key: "agent.timezone", Problem: err.Error()}
@@ -130,7 +130,7 @@ func heartbeatConfig(cfg *config.Config) (heartbeat.Config, error) {
 // heartbeatChannel is the channel the heartbeat reports to.
 const heartbeatChannel = "telegram"
 
-func warnHeartbeat(rt *daemon, cfg *config.Config) {
+func warnHeartbeat(rt *Daemon, cfg *config.Config) {
 	switch h := cfg.Heartbeat; {
 	case h.Interval > 0 && cfg.HeartbeatChat() == "":
 		rt.logger.Warn("heartbeat is off: no chat to report to; set heartbeat.chat or put a numeric id in channels.telegram.allow_from")
@@ -139,7 +139,7 @@ func warnHeartbeat(rt *daemon, cfg *config.Config) {
 	}
 }
 
-func jobsConfig(cfg *config.Config) (jobs.Config, error) {
+func JobsConfig(cfg *config.Config) (jobs.Config, error) {
 	zone, err := schedule.Zone(cfg.Agent.Timezone, nil)
 	if err != nil {
 		return jobs.Config{}, &config.Error{File: cfg.Path, Key: "agent.timezone", Problem: err.Error()}
@@ -242,11 +242,11 @@ func (p *proactive) resync(ctx context.Context) {
 
 func (p *proactive) reconfigure(cfg *config.Config) {
 	if p.jobs != nil {
-		if jc, err := jobsConfig(cfg); err == nil {
+		if jc, err := JobsConfig(cfg); err == nil {
 			p.jobs.SetConfig(jc)
 		}
 	}
-	if hc, err := heartbeatConfig(cfg); err == nil {
+	if hc, err := HeartbeatConfig(cfg); err == nil {
 		p.heartbeat.SetConfig(hc)
 	}
 	p.tasks.SetConfig(managerConfig(cfg))
@@ -257,8 +257,8 @@ func (p *proactive) reconfigure(cfg *config.Config) {
 
 // status is the heartbeat's line for /status.
 func (p *proactive) status(ctx context.Context) string {
-	cfg := p.rt.config()
-	hc, err := heartbeatConfig(cfg)
+	cfg := p.rt.Config()
+	hc, err := HeartbeatConfig(cfg)
 	if err != nil || hc.Interval <= 0 {
 		return "Heartbeat: off"
 	}
@@ -279,7 +279,7 @@ func (p *proactive) tools() []agent.Tool {
 
 // mayReach lets the owner write to another allowed user's private chat.
 func (p *proactive) mayReach(t agent.Turn, chat string) error {
-	cfg := p.rt.config()
+	cfg := p.rt.Config()
 	if owner := cfg.Owner(); owner == "" || t.SenderID != owner {
 		return errors.New("only the owner may send to another chat; without chat_id the message goes to this chat")
 	}
@@ -339,13 +339,13 @@ func (p *proactive) StopTasks(_ context.Context, chat string) string {
 // chatSession is the session of the chat a session belongs to: a job's,
 // a background task's and the heartbeat's turns read and write their
 // chat's memory under memory.scope: chat.
-func (r *daemon) chatSession(name string) string {
+func (r *Daemon) chatSession(name string) string {
 	s, err := session.Parse(name)
 	switch {
 	case err != nil:
 		return name
 	case s.Kind == session.KindHeartbeat:
-		if chat := r.config().HeartbeatChat(); chat != "" {
+		if chat := r.Config().HeartbeatChat(); chat != "" {
 			return session.Chat(heartbeatChannel, chat).String()
 		}
 		return name

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -49,13 +49,13 @@ func (r *rejectedEdit) line() string {
 
 // configRejected records that an edit of config.yaml was refused, and
 // tells the owner once.
-func (r *daemon) configRejected(ctx context.Context, err error) {
+func (r *Daemon) configRejected(ctx context.Context, err error) {
 	text := r.secrets.Redact(err.Error())
 	r.logger.Error("config reload rejected; keeping the running config", "err", text)
 	if !r.rejected.set(text, r.now()) {
 		return
 	}
-	if owner := r.config().Owner(); owner != "" {
+	if owner := r.Config().Owner(); owner != "" {
 		r.notifyChat(ctx, session.Chat("telegram", owner).String(), "Your edit of the config was rejected; I am still running on the previous one. "+text)
 	}
 }

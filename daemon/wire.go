@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/nanobot-go/nanobot/channels/approvals"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/heartbeat"
+	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
 	"github.com/nanobot-go/nanobot/safety"
@@ -34,19 +35,20 @@ import (
 )
 
 // daemon is everything a conversation needs, built from one config.
-type daemon struct {
+type Daemon struct {
 	logger  *slog.Logger
 	level   *slog.LevelVar
 	store   *memory.Store
 	loop    *agent.Loop
 	cons    *agent.Consolidator
 	metrics *admin.Metrics   // nil outside the gateway
-	secrets *liveRedactor    // shared with the logger
+	secrets *Redactor        // shared with the logger
 	prompts *prompt.Source   // the workspace's prompt files and skills
 	mcp     *mcp.Manager     // the MCP servers and their tools
 	reconf  sync.Mutex       // one rebuild of the loop's tools at a time
 	boxes   *sandboxes       // the exec tool's sandbox
 	now     func() time.Time // the daemon's clock: messages, usage, today's budget
+	clock   schedule.Clock   // the same clock, for scheduled work
 
 	turns     *turns.Engine    // every turn of this process waits in its chat's queue here
 	budget    *budget.Budget   // agent.daily_token_budget, per chat
@@ -65,41 +67,42 @@ type daemon struct {
 	rejected rejectedEdit // the last edit of config.yaml refused
 }
 
-// runOptions are what a daemon is built with besides its config.
-type runOptions struct {
-	logger  *slog.Logger
-	level   *slog.LevelVar
-	secrets *liveRedactor
-	metrics *admin.Metrics // nil outside the gateway
-	abi     int            // the kernel's Landlock ABI
-	clock   schedule.Clock // the daemon's clock
-	// gateway builds the background work (jobs, heartbeat, tasks, the
+// Options are what a daemon is built with besides its config.
+type Options struct {
+	Logger  *slog.Logger
+	Level   *slog.LevelVar
+	Secrets *Redactor
+	Metrics *admin.Metrics // nil outside the gateway
+	ABI     int            // the kernel's Landlock ABI
+	Clock   schedule.Clock // the daemon's clock
+	// Gateway builds the background work (jobs, heartbeat, tasks, the
 	// message tool) and sends notices to the owner's chat.
-	gateway bool
+	Gateway bool
+	Version string // the program's, for MCP servers
 }
 
-// newDaemon opens the store and builds everything a turn needs, top
+// New opens the store and builds everything a turn needs, top
 // down: the turn engine and its bell, the providers, the background work,
 // the tools, the loop, the consolidator.
-func newDaemon(ctx context.Context, cfg *config.Config, opt runOptions) (*daemon, error) {
+func New(ctx context.Context, cfg *config.Config, opt Options) (*Daemon, error) {
 	if err := os.MkdirAll(cfg.Agent.Workspace, 0o755); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
 	store, err := memory.Open(ctx, cfg.Storage.Path)
 	if err != nil {
-		return nil, storageProblem(cfg, err)
+		return nil, StorageProblem(cfg, err)
 	}
-	logger, now, metrics := opt.logger, opt.clock.Now, opt.metrics
-	r := &daemon{logger: logger, level: opt.level, store: store, metrics: metrics, secrets: opt.secrets, cfg: cfg,
-		boxes: &sandboxes{abi: opt.abi}, now: now, serving: opt.gateway, bell: turns.NewBell()}
+	logger, now, metrics := opt.Logger, opt.Clock.Now, opt.Metrics
+	r := &Daemon{logger: logger, level: opt.Level, store: store, metrics: metrics, secrets: opt.Secrets, cfg: cfg,
+		boxes: &sandboxes{abi: opt.ABI}, now: now, clock: opt.Clock, serving: opt.Gateway, bell: turns.NewBell()}
 	r.budget = budget.New(store, r.budgetLimits, now, logger)
 	r.turns = turns.New(store, r, turns.Config{MaxConcurrent: cfg.Agent.MaxConcurrent, ShutdownTimeout: cfg.Agent.ShutdownTimeout},
 		logger, turns.Hooks{Queue: r.observeQueue, Queued: r.bell.Ring})
-	r.prompts = newPromptSource(cfg)
-	r.mcp = r.newMCP(cfg)
+	r.prompts = NewPromptSource(cfg)
+	r.mcp = r.newMCP(cfg, opt.Version)
 	r.provider, r.chain = r.newProviders(cfg)
-	if opt.gateway {
-		if r.pro, err = newProactive(r, opt.clock); err != nil {
+	if opt.Gateway {
+		if r.pro, err = newProactive(r, opt.Clock); err != nil {
 			store.Close()
 			return nil, err
 		}
@@ -110,7 +113,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, opt runOptions) (*daemon
 		return nil, err
 	}
 	r.announceSandbox()
-	r.loop = agent.New(r.chain, store, toolset, agentConfig(cfg),
+	r.loop = agent.New(r.chain, store, toolset, AgentConfig(cfg),
 		agent.WithLogger(logger),
 		agent.WithClock(now),
 		agent.WithMemory(memorySource{r}),
@@ -135,7 +138,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, opt runOptions) (*daemon
 // notifyChat tells the chat of a session something that failed in the
 // background, through its outbox. Outside the gateway nobody would
 // deliver it: it is logged.
-func (r *daemon) notifyChat(ctx context.Context, session, text string) {
+func (r *Daemon) notifyChat(ctx context.Context, session, text string) {
 	channel, chat, ok := strings.Cut(session, ":")
 	if !r.serving || !ok || channel != "telegram" {
 		r.logger.Warn("a notice for a chat is only logged", "session", session, "message", text)
@@ -151,50 +154,68 @@ func (r *daemon) notifyChat(ctx context.Context, session, text string) {
 }
 
 // observeQueue counts the turns waiting and running.
-func (r *daemon) observeQueue(pending, running int) {
+func (r *Daemon) observeQueue(pending, running int) {
 	if r.metrics != nil {
 		r.metrics.SetQueue("pending", pending)
 		r.metrics.SetQueue("running", running)
 	}
 }
 
-func (r *daemon) close(grace time.Duration) error {
+// Turns is the turn engine every turn of this process waits in.
+func (r *Daemon) Turns() *turns.Engine { return r.turns }
+
+// RunJob runs job id now, outside its schedule, in its chat's queue, and
+// returns its answer, which is also queued for the chat.
+func (r *Daemon) RunJob(ctx context.Context, id int64) (string, error) {
+	jc, err := JobsConfig(r.Config())
+	if err != nil {
+		return "", err
+	}
+	return jobs.New(r.store, r.turns, r.clock, jc, r.logger).RunNow(ctx, id)
+}
+
+// Close stops the MCP servers, lets a running consolidation finish within
+// grace, removes the sandbox's state and closes the store: the reverse of
+// New. The turn engine is drained first by whoever ran it.
+func (r *Daemon) Close(grace time.Duration) error {
 	r.mcp.Close()
 	r.cons.Close(grace)
 	r.boxes.close()
 	return r.store.Close()
 }
 
-func (r *daemon) config() *config.Config {
+// Config is the live config: the one loaded at start or by the last valid
+// edit.
+func (r *Daemon) Config() *config.Config {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.cfg
 }
 
-func (r *daemon) currentProvider() *openai.Provider {
+func (r *Daemon) currentProvider() *openai.Provider {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.provider
 }
 
-// liveRedactor removes the secrets of the current config; a reload swaps
+// Redactor removes the secrets of the current config; a reload swaps
 // them, for the logger and the loop at once.
-type liveRedactor struct {
+type Redactor struct {
 	p atomic.Pointer[safety.Redactor]
 }
 
-func newLiveRedactor(cfg *config.Config) *liveRedactor {
-	l := &liveRedactor{}
+func NewRedactor(cfg *config.Config) *Redactor {
+	l := &Redactor{}
 	l.set(cfg)
 	return l
 }
 
-func (l *liveRedactor) set(cfg *config.Config) { l.p.Store(safety.NewRedactor(cfg.Secrets()...)) }
+func (l *Redactor) set(cfg *config.Config) { l.p.Store(safety.NewRedactor(cfg.Secrets()...)) }
 
 // Redact removes the secrets from s.
-func (l *liveRedactor) Redact(s string) string { return l.p.Load().Redact(s) }
+func (l *Redactor) Redact(s string) string { return l.p.Load().Redact(s) }
 
-func (r *daemon) currentChain() *openai.Chain {
+func (r *Daemon) currentChain() *openai.Chain {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.chain
@@ -202,7 +223,7 @@ func (r *daemon) currentChain() *openai.Chain {
 
 // newProviders builds the configured endpoint and the chain of it and its
 // fallbacks.
-func (r *daemon) newProviders(cfg *config.Config) (*openai.Provider, *openai.Chain) {
+func (r *Daemon) newProviders(cfg *config.Config) (*openai.Provider, *openai.Chain) {
 	primary := r.newProvider(cfg, config.Endpoint{BaseURL: cfg.Provider.BaseURL, APIKey: cfg.Provider.APIKey, Model: cfg.Provider.Model})
 	var fallbacks []*openai.Provider
 	for _, f := range cfg.Provider.Fallbacks {
@@ -211,7 +232,7 @@ func (r *daemon) newProviders(cfg *config.Config) (*openai.Provider, *openai.Cha
 	return primary, openai.NewChain(primary, fallbacks, cfg.Provider.FallbackCooldown, r.logger, r.metrics.ModelEndpoint)
 }
 
-func (r *daemon) newProvider(cfg *config.Config, ep config.Endpoint) *openai.Provider {
+func (r *Daemon) newProvider(cfg *config.Config, ep config.Endpoint) *openai.Provider {
 	return openai.New(openai.Config{
 		BaseURL:            ep.BaseURL,
 		APIKey:             string(ep.APIKey),
@@ -235,7 +256,7 @@ func temperature(t *float64) *float32 {
 	return &v
 }
 
-func agentConfig(cfg *config.Config) agent.Config {
+func AgentConfig(cfg *config.Config) agent.Config {
 	return agent.Config{
 		MaxIterations:    cfg.Agent.MaxIterations,
 		ReflectionPrompt: cfg.Agent.ReflectionPrompt,
@@ -262,7 +283,7 @@ func protectedPaths(cfg *config.Config) []string {
 	return out
 }
 
-func newPolicy(cfg *config.Config) (*safety.Policy, error) {
+func NewPolicy(cfg *config.Config) (*safety.Policy, error) {
 	home, _ := os.UserHomeDir()
 	cats := make(map[string]safety.Action, len(cfg.Tools.Exec.Categories))
 	for k, v := range cfg.Tools.Exec.Categories {
@@ -284,11 +305,11 @@ func newPolicy(cfg *config.Config) (*safety.Policy, error) {
 }
 
 // tools builds the tool set for cfg.
-func (r *daemon) tools(cfg *config.Config) ([]agent.Tool, error) {
+func (r *Daemon) tools(cfg *config.Config) ([]agent.Tool, error) {
 	protected := protectedPaths(cfg)
 	out := tools.NewFileTools(tools.Files{Workspace: cfg.Agent.Workspace, Restrict: cfg.Tools.RestrictToWorkspace, Protected: protected, Builtin: prompt.Builtin()})
 	if cfg.Tools.Exec.Enabled {
-		policy, err := newPolicy(cfg)
+		policy, err := NewPolicy(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -325,12 +346,12 @@ func (r *daemon) tools(cfg *config.Config) ([]agent.Tool, error) {
 		out = append(out, &tools.Web{Client: guard.HTTPClient(cfg.Tools.Web.Timeout), MaxBytes: int64(cfg.Tools.Web.MaxBytes)})
 	}
 	if cfg.SearchReady() {
-		out = append(out, webSearch(cfg))
+		out = append(out, WebSearch(cfg))
 	}
 	return out, nil
 }
 
-func (r *daemon) memoryTools(cfg *config.Config) tools.Memory {
+func (r *Daemon) memoryTools(cfg *config.Config) tools.Memory {
 	return tools.Memory{
 		Scope: func(ctx context.Context) string {
 			t, _ := agent.TurnFrom(ctx)
@@ -354,16 +375,16 @@ func (r *daemon) memoryTools(cfg *config.Config) tools.Memory {
 }
 
 // scope is the memory scope of a session.
-func (r *daemon) scope(session string) string {
-	cfg := r.config()
+func (r *Daemon) scope(session string) string {
+	cfg := r.Config()
 	if cfg.Memory.Scope == config.ScopeChat {
 		session = r.chatSession(session)
 	}
-	return scopeOf(cfg, session)
+	return ScopeOf(cfg, session)
 }
 
-// scopeOf is the memory scope of a session under cfg.
-func scopeOf(cfg *config.Config, session string) string {
+// ScopeOf is the memory scope of a session under cfg.
+func ScopeOf(cfg *config.Config, session string) string {
 	if cfg.Memory.Scope == config.ScopeChat {
 		return memory.ChatScope(session)
 	}
@@ -371,7 +392,7 @@ func scopeOf(cfg *config.Config, session string) string {
 }
 
 // reconfigure applies a new config to turns that start from now on.
-func (r *daemon) reconfigure(cfg *config.Config) error {
+func (r *Daemon) reconfigure(cfg *config.Config) error {
 	r.reconf.Lock()
 	defer r.reconf.Unlock()
 	toolset, err := r.tools(cfg)
@@ -385,7 +406,7 @@ func (r *daemon) reconfigure(cfg *config.Config) error {
 	r.mu.Unlock()
 	r.secrets.set(cfg)
 	r.prompts.Configure(cfg.Agent.Workspace, cfg.Agent.PromptFileMaxChars, cfg.Tools.RestrictToWorkspace)
-	r.loop.Reconfigure(p, toolset, agentConfig(cfg))
+	r.loop.Reconfigure(p, toolset, AgentConfig(cfg))
 	r.mcp.Apply(mcpServers(cfg))
 	r.cons.SetLimits(cfg.Memory.Window, cfg.Agent.ContextTokens, cfg.Memory.MaxChars)
 	if r.pro != nil {
@@ -398,7 +419,7 @@ func (r *daemon) reconfigure(cfg *config.Config) error {
 // Answer runs a turn: the daily budget first, then the loop, then a
 // background consolidation check. When the model cannot be reached it
 // returns both an honest text for the user and the error.
-func (r *daemon) Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
+func (r *Daemon) Answer(ctx context.Context, t agent.Turn, msg agent.Message, resume bool) (agent.Result, error) {
 	if t.ID == "" {
 		t.ID = newTurnID()
 	}
@@ -436,8 +457,8 @@ func (r *daemon) Answer(ctx context.Context, t agent.Turn, msg agent.Message, re
 }
 
 // budgetLimits are the budget's settings in the live config.
-func (r *daemon) budgetLimits() budget.Limits {
-	cfg := r.config()
+func (r *Daemon) budgetLimits() budget.Limits {
+	cfg := r.Config()
 	l := budget.Limits{Daily: cfg.Agent.DailyTokenBudget, Heartbeat: heartbeat.Session}
 	if chat := cfg.HeartbeatChat(); chat != "" {
 		l.HeartbeatChat = session.Chat(heartbeatChannel, chat)
@@ -447,7 +468,7 @@ func (r *daemon) budgetLimits() budget.Limits {
 
 // Reset is /new: fold the session into long-term memory, then start over.
 // Its errors carry a sentence for the user.
-func (r *daemon) Reset(ctx context.Context, session string) error {
+func (r *Daemon) Reset(ctx context.Context, session string) error {
 	if text, over := r.budget.Over(ctx, session); over {
 		return &userError{msg: "I can't save this conversation to memory today: " + text}
 	}
@@ -483,7 +504,7 @@ func (e *userError) UserMessage() string { return e.msg }
 
 // observeModelCall counts a call in the metrics. A turn's calls reach the
 // usage table with the assistant message the store appends.
-func (r *daemon) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
+func (r *Daemon) observeModelCall(_ context.Context, t agent.Turn, d time.Duration, u agent.Usage, err error) {
 	if r.metrics != nil {
 		outcome := "ok"
 		if err != nil {
@@ -498,7 +519,7 @@ func (r *daemon) observeModelCall(_ context.Context, t agent.Turn, d time.Durati
 
 // observeToolCall counts and logs a call; its audit row is written with
 // the turn's next record.
-func (r *daemon) observeToolCall(_ context.Context, ev agent.ToolEvent) {
+func (r *Daemon) observeToolCall(_ context.Context, ev agent.ToolEvent) {
 	verdict := ev.Verdict
 	if verdict == "" {
 		verdict = "allow"
@@ -513,20 +534,20 @@ func (r *daemon) observeToolCall(_ context.Context, ev agent.ToolEvent) {
 	r.logger.Info("tool call", "turn_id", ev.Turn.ID, "tool", ev.Tool, "verdict", verdict, "failed", ev.Failed, "dur", ev.Duration)
 }
 
-func (r *daemon) observeConsolidation(outcome string) {
+func (r *Daemon) observeConsolidation(outcome string) {
 	if r.metrics != nil {
 		r.metrics.Consolidation(outcome)
 	}
 }
 
-func (r *daemon) countTurn(outcome string) {
+func (r *Daemon) countTurn(outcome string) {
 	if r.metrics != nil {
 		r.metrics.Turn(outcome)
 	}
 }
 
 // memorySource gives the loop the MEMORY document of a turn's scope.
-type memorySource struct{ r *daemon }
+type memorySource struct{ r *Daemon }
 
 func (m memorySource) Memory(ctx context.Context, t agent.Turn) (string, error) {
 	return m.r.store.Memory(ctx, m.r.scope(t.Session))
@@ -540,7 +561,7 @@ func newTurnID() string {
 
 // meteredProvider is the provider for consolidation calls: they count
 // against the session's daily budget and are recorded like any other call.
-type meteredProvider struct{ r *daemon }
+type meteredProvider struct{ r *Daemon }
 
 func (m meteredProvider) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	t, _ := agent.TurnFrom(ctx)

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/config"
+	"github.com/nanobot-go/nanobot/internal/human"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/memory/backup"
 	"github.com/nanobot-go/nanobot/schedule"
 )
 
-// backupConfig is the schedule storage.backup describes; ok is false when
+// BackupConfig is the schedule storage.backup describes; ok is false when
 // backups are off.
-func backupConfig(cfg *config.Config) (backup.Config, bool) {
+func BackupConfig(cfg *config.Config) (backup.Config, bool) {
 	b := cfg.Storage.Backup
 	if b.Dir == "" {
 		return backup.Config{}, false
@@ -28,8 +29,8 @@ func backupConfig(cfg *config.Config) (backup.Config, bool) {
 // newBackups builds the storage.backup schedule, nil when backups are off.
 // Its attempts reach the metrics, its status /status; clock is the
 // daemon's.
-func newBackups(rt *daemon, metrics *admin.Metrics, clock schedule.Clock) (*backup.Schedule, error) {
-	bc, ok := backupConfig(rt.config())
+func newBackups(rt *Daemon, metrics *admin.Metrics, clock schedule.Clock) (*backup.Schedule, error) {
+	bc, ok := BackupConfig(rt.Config())
 	if !ok {
 		return nil, nil
 	}
@@ -47,7 +48,7 @@ func newBackups(rt *daemon, metrics *admin.Metrics, clock schedule.Clock) (*back
 	}
 	s, err := backup.New(bc, rt.store, rt.logger)
 	if err != nil {
-		return nil, &config.Error{File: rt.config().Path, Key: "storage.backup.dir", Problem: err.Error()}
+		return nil, &config.Error{File: rt.Config().Path, Key: "storage.backup.dir", Problem: err.Error()}
 	}
 	st := s.Status()
 	metrics.LastBackup(st.LastSuccess, st.LastBytes)
@@ -64,24 +65,24 @@ func (c backupClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-func (r *daemon) setBackups(s *backup.Schedule) {
+func (r *Daemon) setBackups(s *backup.Schedule) {
 	r.mu.Lock()
 	r.backups = s
 	r.mu.Unlock()
 }
 
 // backupLine is /status's line about backups; "" when they are off.
-func (r *daemon) backupLine() string {
+func (r *Daemon) backupLine() string {
 	r.mu.RLock()
 	s, every := r.backups, r.cfg.Storage.Backup.Every
 	r.mu.RUnlock()
 	if s == nil {
 		return ""
 	}
-	return describeBackups(s.Status(), every, time.Now())
+	return DescribeBackups(s.Status(), every, time.Now())
 }
 
-func describeBackups(st backup.Status, every time.Duration, now time.Time) string {
+func DescribeBackups(st backup.Status, every time.Duration, now time.Time) string {
 	line := fmt.Sprintf("Backups: every %s, none yet", config.FormatDuration(every))
 	if !st.LastSuccess.IsZero() {
 		ago := "less than a minute ago"
@@ -89,7 +90,7 @@ func describeBackups(st backup.Status, every time.Duration, now time.Time) strin
 			ago = config.FormatDuration(d.Round(time.Minute)) + " ago"
 		}
 		line = fmt.Sprintf("Backups: every %s, last %s (%s, %s)", config.FormatDuration(every),
-			st.LastSuccess.UTC().Format("2006-01-02 15:04 UTC"), ago, sizeOf(st.LastBytes))
+			st.LastSuccess.UTC().Format("2006-01-02 15:04 UTC"), ago, human.Bytes(st.LastBytes))
 	}
 	if st.LastError != "" && st.LastErrorAt.After(st.LastSuccess) {
 		line += fmt.Sprintf("; the attempt at %s failed: %s", st.LastErrorAt.UTC().Format("2006-01-02 15:04 UTC"), st.LastError)

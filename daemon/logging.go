@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 )
 
-// newLogger builds the process's logger. Every string that reaches the
+// NewLogger builds the process's logger. Every string that reaches the
 // output passes the redactor, so a secret that slips into an error message
 // (a URL with the bot token, say) is still not written.
-func newLogger(w io.Writer, c config.Log, level *slog.LevelVar, redact func(string) string) *slog.Logger {
+func NewLogger(w io.Writer, c config.Log, level *slog.LevelVar, redact func(string) string) *slog.Logger {
 	level.Set(parseLevel(c.Level))
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		switch a.Value.Kind() {

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -6,11 +6,12 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai"
+	"github.com/nanobot-go/nanobot/internal/human"
 )
 
 // Status describes a session for /status.
-func (r *daemon) Status(ctx context.Context, session string) (string, error) {
-	cfg := r.config()
+func (r *Daemon) Status(ctx context.Context, session string) (string, error) {
+	cfg := r.Config()
 	stats, err := r.store.SessionStats(ctx, session)
 	if err != nil {
 		return "", err
@@ -33,13 +34,13 @@ func (r *daemon) Status(ctx context.Context, session string) (string, error) {
 		s += fmt.Sprintf(" of %d", b)
 	}
 	if today.CachedTokens != 0 {
-		s += "\nCached today: " + cachedOf(today)
+		s += "\nCached today: " + human.Cached(today.CachedTokens, today.PromptTokens)
 	}
 	if line := r.backupLine(); line != "" {
 		s += "\n" + line
 	}
 	if err := r.health.problem(); err != nil {
-		s += "\nDatabase: DAMAGED: " + storageProblem(cfg, err).Error()
+		s += "\nDatabase: DAMAGED: " + StorageProblem(cfg, err).Error()
 	}
 	if line := r.rejected.line(); line != "" {
 		s += "\n" + line

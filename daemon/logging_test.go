@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"log/slog"
@@ -11,9 +11,9 @@ import (
 func TestLoggerRedactsSecretsOfTheCurrentConfig(t *testing.T) {
 	cfg := config.Default()
 	cfg.Provider.APIKey = "sk-first-secret-value"
-	secrets := newLiveRedactor(cfg)
-	var out syncBuffer
-	log := newLogger(&out, config.Log{Level: "info"}, new(slog.LevelVar), secrets.Redact)
+	secrets := NewRedactor(cfg)
+	var out strings.Builder
+	log := NewLogger(&out, config.Log{Level: "info"}, new(slog.LevelVar), secrets.Redact)
 
 	log.Info("calling with sk-first-secret-value", "url", "https://x/?key=sk-first-secret-value")
 	next := *cfg

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 // wakePath is the wake file of the database at db.
 func wakePath(db string) string { return db + ".wake" }
 
-// wakeGateway asks the gateway running on db, if any, to look at the
+// WakeGateway asks the gateway running on db, if any, to look at the
 // outbox and the jobs now. It reports whether a gateway holds db and
 // whether the wake file was written.
-func wakeGateway(db string) (running, woken bool) {
+func WakeGateway(db string) (running, woken bool) {
 	lock, err := memory.TryLock(db)
 	var held *memory.LockedError
 	switch {

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,28 +23,28 @@ import (
 	"github.com/nanobot-go/nanobot/session"
 )
 
-// storageError is a database the daemon cannot run on as it is (damaged,
+// StorageError is a database the daemon cannot run on as it is (damaged,
 // not writable, or missing where a replica holds it): restarting cannot
 // help, so it exits 78 with what to do.
-type storageError struct {
+type StorageError struct {
 	msg string
 	err error
 }
 
-func (e *storageError) Error() string { return e.msg }
-func (e *storageError) Unwrap() error { return e.err }
+func (e *StorageError) Error() string { return e.msg }
+func (e *StorageError) Unwrap() error { return e.err }
 
-// storageProblem explains an error opening the configured database: a
+// StorageProblem explains an error opening the configured database: a
 // damaged file names itself and the backup to restore, a read-only one
 // says what still works. Other errors keep their text.
-func storageProblem(cfg *config.Config, err error) error {
+func StorageProblem(cfg *config.Config, err error) error {
 	var damaged *memory.DamagedError
 	var readOnly *memory.ReadOnlyError
 	switch {
 	case errors.As(err, &damaged):
-		return &storageError{msg: fmt.Sprintf("%s. Restarting will not help. %s", damaged, restoreAdvice(cfg)), err: err}
+		return &StorageError{msg: fmt.Sprintf("%s. Restarting will not help. %s", damaged, restoreAdvice(cfg)), err: err}
 	case errors.As(err, &readOnly):
-		return &storageError{msg: fmt.Sprintf("%s. The gateway and the commands that write (memory edit and import, cron add and remove, restore) need the data directory writable: "+
+		return &StorageError{msg: fmt.Sprintf("%s. The gateway and the commands that write (memory edit and import, cron add and remove, restore) need the data directory writable: "+
 			"fix its owner or mount it read-write. Reading commands (status, memory show, memory history, audit, usage, cron list) work as they are.", readOnly), err: err}
 	}
 	return fmt.Errorf("open storage: %w", err)
@@ -54,7 +55,7 @@ func storageProblem(cfg *config.Config, err error) error {
 func restoreAdvice(cfg *config.Config) string {
 	const how = "With the gateway stopped, restore the newest backup: nanobot restore "
 	kept := " (the damaged file is kept beside it as " + filepath.Base(cfg.Storage.Path) + ".before-restore-TIME). A Litestream replica: see deploy/README.md."
-	if bc, ok := backupConfig(cfg); ok {
+	if bc, ok := BackupConfig(cfg); ok {
 		if s, err := backup.New(bc, nil, nil); err == nil {
 			if st := s.Status(); st.LastPath != "" {
 				return how + st.LastPath + fmt.Sprintf(" (taken %s)", st.LastSuccess.UTC().Format("2006-01-02 15:04 UTC")) + kept
@@ -65,17 +66,17 @@ func restoreAdvice(cfg *config.Config) string {
 	return how + "FILE (storage.backup is off, so nanobot has taken none)" + kept
 }
 
-// emptyStart refuses to start on a database that does not exist yet when
+// EmptyStart refuses to start on a database that does not exist yet when
 // Litestream has replicated it: the replica holds the real one, and an
 // empty database started now would both hide it and make `litestream
 // restore` refuse ("output path already exists").
-func emptyStart(cfg *config.Config, allowed bool) error {
+func EmptyStart(cfg *config.Config, allowed bool) error {
 	path := cfg.Storage.Path
 	ls := memory.LitestreamDir(path)
 	if allowed || cfg.Storage.AllowEmptyStart || ls == "" || !memory.Fresh(path) {
 		return nil
 	}
-	return &storageError{msg: fmt.Sprintf("%s does not exist, but Litestream has replicated it (its state is in %s): restore the replica first "+
+	return &StorageError{msg: fmt.Sprintf("%s does not exist, but Litestream has replicated it (its state is in %s): restore the replica first "+
 		"(compose: docker compose --profile litestream run --rm --no-deps litestream restore -if-replica-exists %s; see deploy/README.md), "+
 		"or start with an empty database on purpose with --allow-empty-start or storage.allow_empty_start: true", path, ls, path)}
 }
@@ -110,7 +111,7 @@ func (h *dbHealth) problem() error {
 // checkDatabase runs PRAGMA quick_check on the gateway's database and
 // records its finding. A damaged database is reported where the owner
 // looks, and, with tell (the gateway runs), once on Telegram.
-func (r *daemon) checkDatabase(ctx context.Context, tell bool) error {
+func (r *Daemon) checkDatabase(ctx context.Context, tell bool) error {
 	start := time.Now()
 	err := r.store.QuickCheck(ctx)
 	dur := time.Since(start)
@@ -125,9 +126,9 @@ func (r *daemon) checkDatabase(ctx context.Context, tell bool) error {
 		r.logger.Info("database checked", "result", "ok", "dur", dur)
 		return nil
 	}
-	msg := storageProblem(r.config(), err).Error()
+	msg := StorageProblem(r.Config(), err).Error()
 	r.logger.Error("database damaged", "err", msg, "dur", dur)
-	if owner := r.config().Owner(); first && owner != "" && tell {
+	if owner := r.Config().Owner(); first && owner != "" && tell {
 		r.notifyChat(ctx, session.Chat("telegram", owner).String(), "The database is damaged: "+msg)
 	}
 	return err
@@ -163,7 +164,7 @@ func tellDamageOnce(ctx context.Context, cfg *config.Config, msg string, logger 
 	}
 	if err != nil {
 		os.Remove(marker) // the next start tries again
-		logger.Warn("cannot tell the owner of the damage on Telegram", "err", newLiveRedactor(cfg).Redact(err.Error()))
+		logger.Warn("cannot tell the owner of the damage on Telegram", "err", NewRedactor(cfg).Redact(err.Error()))
 	}
 }
 
@@ -171,13 +172,14 @@ func tellDamageOnce(ctx context.Context, cfg *config.Config, msg string, logger 
 // damaged database.
 func damageMarker(cfg *config.Config) string { return cfg.Storage.Path + ".damage-told" }
 
-// damageNotice is tellDamageOnce for a gateway that could not start: err
-// is why, told only when it is a damaged database.
-func (a *app) damageNotice(ctx context.Context, cfg *config.Config, err error) {
+// DamageNotice is tellDamageOnce for a gateway that could not start: err
+// is why, told only when it is a damaged database. Its own log lines go
+// to stderr.
+func DamageNotice(ctx context.Context, cfg *config.Config, err error, stderr io.Writer) {
 	var damaged *memory.DamagedError
 	if !errors.As(err, &damaged) {
 		return
 	}
-	secrets := newLiveRedactor(cfg)
-	tellDamageOnce(ctx, cfg, secrets.Redact(err.Error()), newLogger(a.stderr, cfg.Log, new(slog.LevelVar), secrets.Redact))
+	secrets := NewRedactor(cfg)
+	tellDamageOnce(ctx, cfg, secrets.Redact(err.Error()), NewLogger(stderr, cfg.Log, new(slog.LevelVar), secrets.Redact))
 }

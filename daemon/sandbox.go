@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -12,14 +12,6 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/safety/sandbox"
 )
-
-// landlockABI is the Landlock ABI this kernel offers, or what a test says.
-func (a *app) landlockABI() int {
-	if a.abi != nil {
-		return a.abi()
-	}
-	return sandbox.ABI()
-}
 
 // sandboxConfig turns the exec settings of cfg into the sandbox's.
 func sandboxConfig(cfg *config.Config, abi int) sandbox.Config {
@@ -133,16 +125,16 @@ func confinement(st sandbox.Status) string {
 }
 
 // readyDetails are the lines /readyz adds: what the sandbox does.
-func (r *daemon) readyDetails() []string {
+func (r *Daemon) readyDetails() []string {
 	if st, ok := r.boxes.status(); ok {
 		return []string{"sandbox: " + st.Summary()}
 	}
 	return nil
 }
 
-// shellProblem is what `nanobot status` lists as missing when the exec tool
+// ShellProblem is what `nanobot status` lists as missing when the exec tool
 // is on and its shell cannot run (an image without one), or "".
-func shellProblem(cfg *config.Config, shell string) string {
+func ShellProblem(cfg *config.Config, shell string) string {
 	if !cfg.Tools.Exec.Enabled {
 		return ""
 	}
@@ -152,8 +144,8 @@ func shellProblem(cfg *config.Config, shell string) string {
 	return ""
 }
 
-// sandboxLines describe the sandbox of cfg for `nanobot status`.
-func sandboxLines(cfg *config.Config, abi int) []string {
+// SandboxLines describe the sandbox of cfg for `nanobot status`.
+func SandboxLines(cfg *config.Config, abi int) []string {
 	if !cfg.Tools.Exec.Enabled {
 		return []string{"sandbox\tno shell tool"}
 	}
@@ -182,7 +174,7 @@ func sandboxLines(cfg *config.Config, abi int) []string {
 
 // announceSandbox says once, at start, what the exec sandbox does, loudly
 // when it is not there.
-func (r *daemon) announceSandbox() {
+func (r *Daemon) announceSandbox() {
 	st, ok, err := r.boxes.probe()
 	if ok {
 		if err := tools.CheckShell(tools.Shell()); err != nil {

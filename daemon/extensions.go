@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -19,15 +19,15 @@ import (
 	"github.com/nanobot-go/nanobot/safety"
 )
 
-// newPromptSource reads the prompt files and skills of cfg's workspace.
-func newPromptSource(cfg *config.Config) *prompt.Source {
+// NewPromptSource reads the prompt files and skills of cfg's workspace.
+func NewPromptSource(cfg *config.Config) *prompt.Source {
 	return prompt.New(cfg.Agent.Workspace, cfg.Agent.PromptFileMaxChars, cfg.Tools.RestrictToWorkspace,
 		prompt.WithProtected(protectedPaths(cfg)...))
 }
 
-// webSearch is the web_search tool over the configured backend. The
+// WebSearch is the web_search tool over the configured backend. The
 // backend is the owner's choice: its client is not the URL guard's.
-func webSearch(cfg *config.Config) *tools.WebSearch {
+func WebSearch(cfg *config.Config) *tools.WebSearch {
 	s := cfg.Tools.Web.Search
 	return &tools.WebSearch{
 		Provider: s.Provider,
@@ -38,8 +38,8 @@ func webSearch(cfg *config.Config) *tools.WebSearch {
 	}
 }
 
-// searchStatus is the web search line of `nanobot status`.
-func searchStatus(cfg *config.Config) string {
+// SearchStatus is the web search line of `nanobot status`.
+func SearchStatus(cfg *config.Config) string {
 	s := cfg.Tools.Web.Search
 	switch {
 	case s.Provider == "":
@@ -57,7 +57,7 @@ func searchStatus(cfg *config.Config) string {
 
 // newMCP returns the manager of the MCP servers; Apply starts them. When a
 // server's tools come or go, the loop gets the new tool set.
-func (r *daemon) newMCP(cfg *config.Config) *mcp.Manager {
+func (r *Daemon) newMCP(cfg *config.Config, version string) *mcp.Manager {
 	return mcp.New(mcp.Options{
 		Logger:          r.logger,
 		Approver:        &r.approvals,
@@ -68,16 +68,16 @@ func (r *daemon) newMCP(cfg *config.Config) *mcp.Manager {
 }
 
 // refreshTools gives the loop the current tools, MCP servers' included.
-func (r *daemon) refreshTools() {
+func (r *Daemon) refreshTools() {
 	r.reconf.Lock()
 	defer r.reconf.Unlock()
-	cfg := r.config()
+	cfg := r.Config()
 	toolset, err := r.tools(cfg)
 	if err != nil {
 		r.logger.Error("rebuild the tool set", "err", err)
 		return
 	}
-	r.loop.Reconfigure(r.currentChain(), toolset, agentConfig(cfg))
+	r.loop.Reconfigure(r.currentChain(), toolset, AgentConfig(cfg))
 	r.logger.Debug("tool set updated", "tools", len(toolset))
 }
 
@@ -112,7 +112,7 @@ func mcpServers(cfg *config.Config) []mcp.Server {
 
 // mcpDetails are the MCP lines of /readyz: a server that is down does not
 // make the daemon unready, but is reported.
-func (r *daemon) mcpDetails(context.Context) []string {
+func (r *Daemon) mcpDetails(context.Context) []string {
 	var out []string
 	for _, st := range r.mcp.Status() {
 		out = append(out, "mcp "+st.String())
@@ -120,9 +120,9 @@ func (r *daemon) mcpDetails(context.Context) []string {
 	return out
 }
 
-// mcpStatus is `nanobot status`'s view of the MCP servers: what a running
+// MCPStatus is `nanobot status`'s view of the MCP servers: what a running
 // gateway reports, or else what can be checked without starting them.
-func mcpStatus(ctx context.Context, cfg *config.Config) []string {
+func MCPStatus(ctx context.Context, cfg *config.Config) []string {
 	if len(cfg.Tools.MCPServers) == 0 {
 		return nil
 	}
@@ -160,7 +160,7 @@ func mcpStatus(ctx context.Context, cfg *config.Config) []string {
 
 // waitForMCP gives a one-shot command's servers a moment to start, so that
 // its single turn has their tools.
-func (r *daemon) waitForMCP(ctx context.Context) {
+func (r *Daemon) WaitForMCP(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	r.mcp.WaitStarted(ctx)
