@@ -13,16 +13,21 @@ import (
 	"github.com/nanobot-go/nanobot/turns/budget"
 )
 
-// What a chat used today counts its own session, its jobs' and the
-// heartbeat's when it reports there; other chats and other days do not.
-func TestBudgetCountsTheChat(t *testing.T) {
-	ctx := t.Context()
-	store, err := memory.Open(ctx, filepath.Join(t.TempDir(), "nanobot.db"))
+// openStore opens a new database in the test's directory.
+func openStore(t *testing.T) *memory.Store {
+	t.Helper()
+	store, err := memory.Open(t.Context(), filepath.Join(t.TempDir(), "nanobot.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	now := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
+	return store
+}
+
+// What a chat used today counts its own session, its jobs' and the
+// heartbeat's when it reports there; other chats and other days do not.
+func TestBudgetCountsTheChat(t *testing.T) {
+	ctx, store, now := t.Context(), openStore(t), time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	job, err := store.AddJob(ctx, jobs.Job{Channel: "telegram", ChatID: "1", Message: "m", Kind: "every", Spec: "3600",
 		Zone: "UTC", NextRun: now.Add(time.Hour), CreatedAt: now}, 0)
 	if err != nil {
@@ -70,13 +75,7 @@ func TestBudgetCountsTheChat(t *testing.T) {
 }
 
 func TestBudgetOver(t *testing.T) {
-	ctx := t.Context()
-	store, err := memory.Open(ctx, filepath.Join(t.TempDir(), "nanobot.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	now := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
+	ctx, store, now := t.Context(), openStore(t), time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	chat := session.Chat("telegram", "1").String()
 	if err := store.RecordUsage(ctx, chat, now, "m", agent.Usage{PromptTokens: 150, CompletionTokens: 50}); err != nil {
 		t.Fatal(err)
