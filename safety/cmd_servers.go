@@ -10,6 +10,9 @@ import (
 // http.server --bind.
 
 func registerServerHandlers(reg func(func(*call), ...string)) {
+	reg((*call).tunnel, "ngrok", "cloudflared", "lt", "localtunnel", "bore", "frpc", "chisel", "serveo", "pagekite", "tailscale", "zrok")
+	reg((*call).listener, "iperf", "iperf3", "http-server", "httpd", "jupyter", "jupyter-notebook", "jupyter-lab")
+	reg((*call).gtfo, "xterm")
 	reg((*call).devServer, "flask", "uvicorn", "gunicorn", "hypercorn", "daphne", "waitress-serve", "hugo", "jekyll",
 		"mkdocs", "next", "vite", "webpack", "ng", "streamlit", "serve", "live-server", "caddy", "ttyd", "gotty")
 }
@@ -55,5 +58,38 @@ func (c *call) devServer() {
 func (c *call) scriptServer(ops []arg) {
 	if len(ops) > 1 && (ops[0].val == "run" || ops[0].val == "run-script" || ops[0].val == "dev" || ops[0].val == "start") && listensExplicitly(ops[1:]) {
 		c.ask("network_listener", c.name+" runs a server on an address it is given")
+	}
+}
+
+func (c *call) tunnel() {
+	if c.name == "tailscale" {
+		args := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
+		if !strings.Contains(args, " funnel ") && !strings.Contains(args, " serve ") {
+			return
+		}
+	}
+	c.deny("reverse_shell", c.name+" exposes this machine to the internet through a tunnel")
+}
+
+func (c *call) listener() {
+	args := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
+	switch c.name {
+	case "iperf", "iperf3":
+		if !strings.Contains(args, " -s ") && !strings.Contains(args, " --server ") {
+			return
+		}
+	case "jupyter", "jupyter-notebook", "jupyter-lab":
+		if !strings.Contains(args, "0.0.0.0") && !strings.Contains(args, "--ip=*") && !strings.Contains(args, "::") && !listensExplicitly(c.argv[1:]) {
+			return
+		}
+	}
+	c.ask("network_listener", c.name+" listens for network connections")
+}
+
+func (c *call) gtfo() {
+	for _, a := range c.argv[1:] {
+		if a.val == "-display" {
+			c.deny("reverse_shell", "xterm to a remote display")
+		}
 	}
 }
