@@ -12,17 +12,42 @@ func registerArchiveHandlers(reg func(func(*call), ...string)) {
 // workspace and the options that run commands.
 func (c *call) tar() {
 	c.noPathScan = true
-	args := c.argv[1:]
-	mode := ""
-	var dir, file arg
-	var ops []arg
+	t := c.tarArgs(c.argv[1:])
+	switch {
+	case strings.ContainsAny(t.mode, "cru"):
+		c.tarCreate(t)
+	case strings.Contains(t.mode, "x"):
+		if t.file.val != "" && t.file.val != "-" {
+			c.checkArg(t.file, accRead)
+		}
+		c.taintUnpacked(t.file, t.dir)
+		if t.dir.val != "" {
+			c.unpackTarget(t.dir)
+		}
+	default:
+		if t.file.val != "" {
+			c.checkArg(t.file, accRead)
+		}
+	}
+}
+
+// tarLine is what tar's arguments say.
+type tarLine struct {
+	mode      string // the operation letters: c, x, t, r, u and modifiers
+	dir, file arg    // -C and -f
+	ops       []arg  // the files to archive or extract
+}
+
+// tarArgs reads tar's arguments, judging the commands that options run.
+func (c *call) tarArgs(args []arg) tarLine {
+	var t tarLine
 	for k := 0; k < len(args); k++ {
 		v := args[k].val
 		switch {
 		case k == 0 && !strings.HasPrefix(v, "-") && strings.Trim(v, "cxtrudvzjJafpPkmOSwW") == "":
-			mode = v
+			t.mode = v
 			if strings.Contains(v, "f") && k+1 < len(args) {
-				file = args[k+1]
+				t.file = args[k+1]
 				k++
 			}
 		case strings.HasPrefix(v, "--checkpoint-action=") || strings.HasPrefix(v, "--to-command=") ||
@@ -38,64 +63,55 @@ func (c *call) tar() {
 			}
 		case v == "-C" || v == "--directory":
 			if k+1 < len(args) {
-				dir = args[k+1]
+				t.dir = args[k+1]
 				k++
 			}
 		case strings.HasPrefix(v, "--directory="):
-			dir = arg{val: strings.TrimPrefix(v, "--directory=")}
+			t.dir = arg{val: strings.TrimPrefix(v, "--directory=")}
 		case v == "-f" || v == "--file":
 			if k+1 < len(args) {
-				file = args[k+1]
+				t.file = args[k+1]
 				k++
 			}
 		case strings.HasPrefix(v, "--file="):
-			file = arg{val: strings.TrimPrefix(v, "--file=")}
+			t.file = arg{val: strings.TrimPrefix(v, "--file=")}
 		case strings.HasPrefix(v, "--"):
 			switch v {
 			case "--create", "--extract", "--get", "--list", "--append":
-				mode += map[string]string{"--create": "c", "--extract": "x", "--get": "x", "--list": "t", "--append": "r"}[v]
+				t.mode += map[string]string{"--create": "c", "--extract": "x", "--get": "x", "--list": "t", "--append": "r"}[v]
 			}
 		case strings.HasPrefix(v, "-"):
-			mode += v[1:]
+			t.mode += v[1:]
 			if strings.HasSuffix(v, "f") && k+1 < len(args) {
-				file = args[k+1]
+				t.file = args[k+1]
 				k++
 			}
 		default:
-			ops = append(ops, args[k])
+			t.ops = append(t.ops, args[k])
 		}
 	}
-	switch {
-	case strings.ContainsAny(mode, "cru"):
-		if file.val != "" && file.val != "-" {
-			c.checkArg(file, accWrite)
+	return t
+}
+
+// tarCreate judges creating or adding to an archive: it reads the files
+// archived, may delete them, and writes the archive.
+func (c *call) tarCreate(t tarLine) {
+	if t.file.val != "" && t.file.val != "-" {
+		c.checkArg(t.file, accWrite)
+	}
+	remove := hasWord(c.argv, "--remove-files")
+	for _, o := range t.ops {
+		if t.dir.val != "" && !strings.HasPrefix(o.val, "/") {
+			o = arg{val: t.dir.val + "/" + o.val}
 		}
-		remove := hasWord(c.argv, "--remove-files")
-		for _, o := range ops {
-			if dir.val != "" && !strings.HasPrefix(o.val, "/") {
-				o = arg{val: dir.val + "/" + o.val}
-			}
-			c.scanOne(o, accReadTree)
-			if remove {
-				c.checkArg(o, accDelete) // archived, then deleted
-			}
+		c.scanOne(o, accReadTree)
+		if remove {
+			c.checkArg(o, accDelete) // archived, then deleted
 		}
-		for _, o := range ops {
-			if p, ok := c.j.resolve(o, c.sc); ok && !c.j.inWorkspace(p) && !isTemp(p) {
-				c.ci.sensitive = true
-			}
-		}
-	case strings.Contains(mode, "x"):
-		if file.val != "" && file.val != "-" {
-			c.checkArg(file, accRead)
-		}
-		c.taintUnpacked(file, dir)
-		if dir.val != "" {
-			c.unpackTarget(dir)
-		}
-	default:
-		if file.val != "" {
-			c.checkArg(file, accRead)
+	}
+	for _, o := range t.ops {
+		if p, ok := c.j.resolve(o, c.sc); ok && !c.j.inWorkspace(p) && !isTemp(p) {
+			c.ci.sensitive = true
 		}
 	}
 }

@@ -8,15 +8,21 @@ func registerFetchHandlers(reg func(func(*call), ...string)) {
 	reg((*call).fetcher, "fetch", "http", "https", "xh", "lynx", "links", "w3m", "aria2c", "httpie")
 }
 
+// curl judges a curl command option by option, then the request as a whole.
 func (c *call) curl() {
 	c.noPathScan = true
 	args := c.argv[1:]
-	toStdout := true
-	var outs []arg
-	remoteName := false
-	method := ""
-	var targets []string
-	valueOpts := map[string]bool{}
+	r := &curlRequest{toStdout: true}
+	for k := 0; k < len(args); k++ {
+		k = c.curlArg(r, args, k)
+	}
+	c.curlDone(r)
+}
+
+// curlValueOpts are the curl options taking a value that curlArg does not
+// read otherwise.
+var curlValueOpts = func() map[string]bool {
+	m := map[string]bool{}
 	for _, o := range []string{"-X", "--request", "-H", "--header", "-u", "--user", "-A", "--user-agent", "-e", "--referer",
 		"-b", "--cookie", "-c", "--cookie-jar", "-m", "--max-time", "-w", "--write-out", "-x", "--proxy", "-U",
 		"--proxy-user", "-r", "--range", "-E", "--cert", "--key", "--cacert", "--capath", "--connect-timeout", "--retry",
@@ -25,152 +31,202 @@ func (c *call) curl() {
 		"--max-filesize", "--max-redirs", "--interface", "--dns-servers", "--proto", "--proto-redir", "--oauth2-bearer",
 		"--aws-sigv4", "--connect-to", "--output-dir", "--create-file-mode", "--trace", "--trace-ascii", "--stderr",
 		"--unix-socket", "--abstract-unix-socket", "--noproxy", "--local-port", "--variable", "--expand-url"} {
-		valueOpts[o] = true
+		m[o] = true
 	}
-	for k := 0; k < len(args); k++ {
-		a := args[k]
-		v := a.val
-		name, inline, hasInline := strings.Cut(v, "=")
-		if !strings.HasPrefix(v, "--") {
-			name, hasInline = v, false
+	return m
+}()
+
+// curlRequest is what curl's arguments say about the request so far.
+type curlRequest struct {
+	toStdout   bool     // the response goes to standard output
+	outs       []arg    // files the response is saved to
+	remoteName bool     // -O: saved under the URL's file name
+	method     string   // -X
+	targets    []string // the URLs
+}
+
+// curlArg judges the argument args[k] of curl (and the value it takes) and
+// returns the index of the last argument it used.
+func (c *call) curlArg(r *curlRequest, args []arg, k int) int {
+	a := args[k]
+	v := a.val
+	name, inline, hasInline := strings.Cut(v, "=")
+	if !strings.HasPrefix(v, "--") {
+		name, hasInline = v, false
+	}
+	val := func() (arg, bool) {
+		if hasInline {
+			return arg{val: inline, subst: a.subst}, true
 		}
-		val := func() (arg, bool) {
-			if hasInline {
-				return arg{val: inline, subst: a.subst}, true
-			}
-			if k+1 < len(args) {
-				k++
-				return args[k], true
-			}
-			return arg{}, false
+		if k+1 < len(args) {
+			k++
+			return args[k], true
 		}
-		// Short options may carry their value attached: -o/tmp/x, -d@file.
-		if len(v) > 2 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v[1:2], "odFTKXHu") && !strings.ContainsAny(v[2:], "-") && v[1] != 's' {
-			name, inline, hasInline = v[:2], v[2:], true
-		}
-		switch name {
-		case "-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json":
-			d, ok := val()
-			if !ok {
-				continue
+		return arg{}, false
+	}
+	// Short options may carry their value attached: -o/tmp/x, -d@file.
+	if len(v) > 2 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v[1:2], "odFTKXHu") && !strings.ContainsAny(v[2:], "-") && v[1] != 's' {
+		name, inline, hasInline = v[:2], v[2:], true
+	}
+	switch name {
+	case "-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "--data-raw", "-F", "--form",
+		"-T", "--upload-file":
+		c.curlBody(name, val)
+	case "-o", "--output", "-O", "--remote-name", "--remote-name-all", "--url":
+		c.curlOutput(r, name, val)
+	case "-K", "--config", "--resolve", "--connect-to", "--unix-socket", "--abstract-unix-socket", "-X", "--request":
+		c.curlConnection(r, name, val)
+	default:
+		switch {
+		case curlValueOpts[name] && !hasInline:
+			h, ok := val()
+			if ok && h.subst {
+				c.deny("exfiltration", "puts command output into a request")
 			}
-			if d.subst {
-				c.deny("exfiltration", "sends command output in a request")
-			}
-			dv := d.val
-			if name == "--data-urlencode" {
-				if i := strings.Index(dv, "@"); i >= 0 && !strings.Contains(dv[:i], "=") {
-					dv = dv[i:]
-				}
-			}
-			if strings.HasPrefix(dv, "@") {
-				c.dataFile(arg{val: dv[1:]}, "curl")
-			}
-		case "--data-raw":
-			if d, ok := val(); ok && d.subst {
-				c.deny("exfiltration", "sends command output in a request")
-			}
-		case "-F", "--form":
-			d, ok := val()
-			if !ok {
-				continue
-			}
-			if d.subst {
-				c.deny("exfiltration", "sends command output in a request")
-			}
-			if _, fv, ok := strings.Cut(d.val, "="); ok && (strings.HasPrefix(fv, "@") || strings.HasPrefix(fv, "<")) {
-				f, _, _ := strings.Cut(fv[1:], ";")
-				c.dataFile(arg{val: f}, "curl")
-			}
-		case "-T", "--upload-file":
-			f, ok := val()
-			if !ok {
-				continue
-			}
-			if f.val == "-" || f.val == "." {
-				c.ci.sink = true
-				continue
-			}
-			c.deny("exfiltration", "uploads a file: "+f.text())
-		case "-o", "--output":
-			f, ok := val()
-			if ok && f.val != "-" {
-				toStdout = false
-				outs = append(outs, f)
-			}
-		case "-O", "--remote-name", "--remote-name-all":
-			toStdout = false
-			remoteName = true
-		case "-K", "--config":
-			if f, ok := val(); ok {
-				c.checkArg(f, accRead)
-			}
-		case "--url":
-			if u, ok := val(); ok {
-				c.judgeTarget(u.val, "curl")
-				if remoteName {
-					outs = append(outs, arg{val: urlBase(u.val)})
-				}
-			}
-		case "--resolve", "--connect-to":
-			// host:port:address and host:port:host2:port2 name the address
-			// really connected to.
-			if r, ok := val(); ok {
-				f := strings.Split(strings.TrimPrefix(r.val, "+"), ":")
-				if len(f) >= 3 {
-					c.judgeDest(strings.Trim(f[2], "[]"), f[1], "curl")
-				}
-			}
-		case "--unix-socket", "--abstract-unix-socket":
-			if sock, ok := val(); ok && isEngineSocket(sock.val) {
-				c.deny("privilege", "curl drives the container engine through its socket: "+sock.val)
-			}
-		case "-X", "--request":
-			if m, ok := val(); ok {
-				method = strings.ToUpper(m.val)
-			}
+		case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && len(v) > 2 && strings.HasSuffix(v, "o") && k+1 < len(args):
+			// bundled flags ending in -o, like -sSLo file
+			k++
+			r.toStdout = false
+			r.outs = append(r.outs, args[k])
+		case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.Contains(v, "O"):
+			r.toStdout = false
+			r.remoteName = true
+		case strings.HasPrefix(v, "-"):
 		default:
-			switch {
-			case valueOpts[name] && !hasInline:
-				h, ok := val()
-				if ok && h.subst {
-					c.deny("exfiltration", "puts command output into a request")
-				}
-			case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && len(v) > 2 && strings.HasSuffix(v, "o") && k+1 < len(args):
-				// bundled flags ending in -o, like -sSLo file
-				k++
-				toStdout = false
-				outs = append(outs, args[k])
-			case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.Contains(v, "O"):
-				toStdout = false
-				remoteName = true
-			case strings.HasPrefix(v, "-"):
-			default:
-				if a.subst {
-					c.deny("exfiltration", "puts command output into a request URL")
-				}
-				if strings.HasPrefix(strings.ToLower(v), "file://") {
-					c.scanOne(a, accRead)
-				}
-				c.judgeTarget(v, "curl")
-				targets = append(targets, v)
-				if remoteName {
-					outs = append(outs, arg{val: urlBase(v)})
-				}
+			c.curlURL(r, a)
+		}
+	}
+	return k
+}
+
+// curlBody judges the options giving the data a request sends.
+func (c *call) curlBody(name string, val func() (arg, bool)) {
+	switch name {
+	case "-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json":
+		d, ok := val()
+		if !ok {
+			return
+		}
+		if d.subst {
+			c.deny("exfiltration", "sends command output in a request")
+		}
+		dv := d.val
+		if name == "--data-urlencode" {
+			if i := strings.Index(dv, "@"); i >= 0 && !strings.Contains(dv[:i], "=") {
+				dv = dv[i:]
+			}
+		}
+		if strings.HasPrefix(dv, "@") {
+			c.dataFile(arg{val: dv[1:]}, "curl")
+		}
+	case "--data-raw":
+		if d, ok := val(); ok && d.subst {
+			c.deny("exfiltration", "sends command output in a request")
+		}
+	case "-F", "--form":
+		d, ok := val()
+		if !ok {
+			return
+		}
+		if d.subst {
+			c.deny("exfiltration", "sends command output in a request")
+		}
+		if _, fv, ok := strings.Cut(d.val, "="); ok && (strings.HasPrefix(fv, "@") || strings.HasPrefix(fv, "<")) {
+			f, _, _ := strings.Cut(fv[1:], ";")
+			c.dataFile(arg{val: f}, "curl")
+		}
+	case "-T", "--upload-file":
+		f, ok := val()
+		if !ok {
+			return
+		}
+		if f.val == "-" || f.val == "." {
+			c.ci.sink = true
+			return
+		}
+		c.deny("exfiltration", "uploads a file: "+f.text())
+	}
+}
+
+// curlOutput reads the options saying where the response goes.
+func (c *call) curlOutput(r *curlRequest, name string, val func() (arg, bool)) {
+	switch name {
+	case "-o", "--output":
+		f, ok := val()
+		if ok && f.val != "-" {
+			r.toStdout = false
+			r.outs = append(r.outs, f)
+		}
+	case "-O", "--remote-name", "--remote-name-all":
+		r.toStdout = false
+		r.remoteName = true
+	case "--url":
+		if u, ok := val(); ok {
+			c.judgeTarget(u.val, "curl")
+			if r.remoteName {
+				r.outs = append(r.outs, arg{val: urlBase(u.val)})
 			}
 		}
 	}
-	if method == "DELETE" {
-		c.httpDelete(targets)
+}
+
+// curlConnection judges the options choosing what curl connects to and how.
+func (c *call) curlConnection(r *curlRequest, name string, val func() (arg, bool)) {
+	switch name {
+	case "-K", "--config":
+		if f, ok := val(); ok {
+			c.checkArg(f, accRead)
+		}
+	case "--resolve", "--connect-to":
+		// host:port:address and host:port:host2:port2 name the address
+		// really connected to.
+		if spec, ok := val(); ok {
+			f := strings.Split(strings.TrimPrefix(spec.val, "+"), ":")
+			if len(f) >= 3 {
+				c.judgeDest(strings.Trim(f[2], "[]"), f[1], "curl")
+			}
+		}
+	case "--unix-socket", "--abstract-unix-socket":
+		if sock, ok := val(); ok && isEngineSocket(sock.val) {
+			c.deny("privilege", "curl drives the container engine through its socket: "+sock.val)
+		}
+	case "-X", "--request":
+		if m, ok := val(); ok {
+			r.method = strings.ToUpper(m.val)
+		}
 	}
-	for _, o := range outs {
+}
+
+// curlURL judges a URL operand of curl.
+func (c *call) curlURL(r *curlRequest, a arg) {
+	v := a.val
+	if a.subst {
+		c.deny("exfiltration", "puts command output into a request URL")
+	}
+	if strings.HasPrefix(strings.ToLower(v), "file://") {
+		c.scanOne(a, accRead)
+	}
+	c.judgeTarget(v, "curl")
+	r.targets = append(r.targets, v)
+	if r.remoteName {
+		r.outs = append(r.outs, arg{val: urlBase(v)})
+	}
+}
+
+// curlDone judges the request as a whole: a DELETE, and the files and
+// output a download taints.
+func (c *call) curlDone(r *curlRequest) {
+	if r.method == "DELETE" {
+		c.httpDelete(r.targets)
+	}
+	for _, o := range r.outs {
 		if c.checkArg(o, accWrite) == "" {
 			if p, ok := c.j.resolve(o, c.sc); ok {
 				c.sc.tainted[p] = "download_exec"
 			}
 		}
 	}
-	if toStdout {
+	if r.toStdout {
 		c.ci.fetch = true
 		if c.stdout != "" {
 			c.sc.tainted[c.stdout] = "download_exec"

@@ -5,44 +5,8 @@ import "strings"
 // find judges -delete, -exec and friends.
 func (c *call) find() {
 	c.noPathScan = true
-	args := c.argv[1:]
-	i := 0
-	for i < len(args) && (args[i].val == "-H" || args[i].val == "-L" || args[i].val == "-P" || args[i].val == "-D" || args[i].val == "-O" || strings.HasPrefix(args[i].val, "-O")) {
-		if args[i].val == "-D" {
-			i++
-		}
-		i++
-	}
-	var roots []arg
-	for i < len(args) {
-		v := args[i].val
-		if strings.HasPrefix(v, "-") || v == "(" || v == "!" || v == "," || v == "\\(" {
-			break
-		}
-		roots = append(roots, args[i])
-		i++
-	}
-	if len(roots) == 0 {
-		roots = []arg{litArg(".")}
-	}
-	expr := args[i:]
-	filtered := false
-	hunt := false
-	for k, e := range expr {
-		if (e.val == "-name" || e.val == "-iname" || e.val == "-path" || e.val == "-ipath" || e.val == "-regex" ||
-			e.val == "-iregex" || e.val == "-wholename") && k+1 < len(expr) && secretName(expr[k+1].val) {
-			hunt = true
-		}
-		switch e.val {
-		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename", "-newer",
-			"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user", "-group",
-			"-perm", "-inum", "-samefile", "-links", "-lname", "-ilname", "-used", "-nouser", "-nogroup":
-			filtered = true
-		}
-		if strings.HasPrefix(e.val, "-newer") {
-			filtered = true
-		}
-	}
+	roots, expr := findRoots(c.argv[1:])
+	filtered, hunt := findFilters(expr)
 	outside := false
 	for _, r := range roots {
 		outside = outside || c.outsideWorkspace(r)
@@ -74,36 +38,86 @@ func (c *call) find() {
 			for end < len(expr) && expr[end].val != ";" && expr[end].val != "+" {
 				end++
 			}
-			inner := expr[k+1 : min(end, len(expr))]
-			if len(inner) > 0 && strings.Contains(inner[0].val, "{}") {
-				c.runsFound(expr, outside)
-			}
-			if !hunt && outside && len(inner) > 1 && (baseName(inner[0].val) == "grep" || baseName(inner[0].val) == "egrep") {
-				for _, a := range inner[1:] {
-					if !strings.HasPrefix(a.val, "-") && secretText(a.val) {
-						c.deny("secrets", "searches the files it finds outside the workspace for credentials")
-					}
-				}
-			}
-			if hunt {
-				c.secretHunt(inner)
-			}
-			for _, it := range items {
-				argv := make([]arg, 0, len(inner))
-				for _, a := range inner {
-					if strings.Contains(a.val, "{}") {
-						a.val = strings.ReplaceAll(a.val, "{}", it.val)
-					}
-					argv = append(argv, a)
-				}
-				c.j.judgeArgv(c.owner, argv, c.sc)
-			}
+			c.findExec(expr, expr[k+1:min(end, len(expr))], items, hunt, outside)
 			k = end
 		case "-fprint", "-fprint0", "-fprintf", "-fls":
 			if k+1 < len(expr) {
 				c.checkArg(expr[k+1], accWrite)
 			}
 		}
+	}
+}
+
+// findRoots splits find's arguments after its leading options into the
+// starting points (the current directory when none is given) and the
+// expression.
+func findRoots(args []arg) (roots, expr []arg) {
+	i := 0
+	for i < len(args) && (args[i].val == "-H" || args[i].val == "-L" || args[i].val == "-P" || args[i].val == "-D" || args[i].val == "-O" || strings.HasPrefix(args[i].val, "-O")) {
+		if args[i].val == "-D" {
+			i++
+		}
+		i++
+	}
+	for i < len(args) {
+		v := args[i].val
+		if strings.HasPrefix(v, "-") || v == "(" || v == "!" || v == "," || v == "\\(" {
+			break
+		}
+		roots = append(roots, args[i])
+		i++
+	}
+	if len(roots) == 0 {
+		roots = []arg{litArg(".")}
+	}
+	return roots, args[i:]
+}
+
+// findFilters reports whether a find expression selects only some files,
+// and whether it looks for files named like credentials.
+func findFilters(expr []arg) (filtered, hunt bool) {
+	for k, e := range expr {
+		if (e.val == "-name" || e.val == "-iname" || e.val == "-path" || e.val == "-ipath" || e.val == "-regex" ||
+			e.val == "-iregex" || e.val == "-wholename") && k+1 < len(expr) && secretName(expr[k+1].val) {
+			hunt = true
+		}
+		switch e.val {
+		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename", "-newer",
+			"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user", "-group",
+			"-perm", "-inum", "-samefile", "-links", "-lname", "-ilname", "-used", "-nouser", "-nogroup":
+			filtered = true
+		}
+		if strings.HasPrefix(e.val, "-newer") {
+			filtered = true
+		}
+	}
+	return filtered, hunt
+}
+
+// findExec judges the command of -exec (inner) once for each item found.
+func (c *call) findExec(expr, inner, items []arg, hunt, outside bool) {
+	if len(inner) > 0 && strings.Contains(inner[0].val, "{}") {
+		c.runsFound(expr, outside)
+	}
+	if !hunt && outside && len(inner) > 1 && (baseName(inner[0].val) == "grep" || baseName(inner[0].val) == "egrep") {
+		for _, a := range inner[1:] {
+			if !strings.HasPrefix(a.val, "-") && secretText(a.val) {
+				c.deny("secrets", "searches the files it finds outside the workspace for credentials")
+			}
+		}
+	}
+	if hunt {
+		c.secretHunt(inner)
+	}
+	for _, it := range items {
+		argv := make([]arg, 0, len(inner))
+		for _, a := range inner {
+			if strings.Contains(a.val, "{}") {
+				a.val = strings.ReplaceAll(a.val, "{}", it.val)
+			}
+			argv = append(argv, a)
+		}
+		c.j.judgeArgv(c.owner, argv, c.sc)
 	}
 }
 

@@ -54,27 +54,7 @@ func (c *call) git() {
 		}
 		return
 	case "clone", "submodule":
-		_, ops := splitArgs(rest, optSpec{short: "bocju", long: []string{"branch", "origin", "config", "depth", "jobs", "reference", "template", "upload-pack", "separate-git-dir", "filter"}})
-		if verb == "clone" && len(ops) > 1 {
-			c.checkArg(ops[1], accCreate)
-		}
-		if verb == "clone" && len(ops) > 0 {
-			dest := arg{val: strings.TrimSuffix(urlBase(ops[0].val), ".git")}
-			if len(ops) > 1 {
-				dest = ops[1]
-			}
-			if p, ok := c.j.resolve(dest, c.sc); ok {
-				c.sc.tainted[p+"/"] = "download_exec" // its scripts came from the network
-			}
-		}
-		for _, a := range rest {
-			if strings.HasPrefix(a.val, "--upload-pack") || strings.HasPrefix(a.val, "-u") {
-				c.deny("obfuscation", "git clone with a custom upload-pack command")
-			}
-			if strings.HasPrefix(a.val, "ext::") {
-				c.deny("obfuscation", "git clone over the ext:: transport runs a command")
-			}
-		}
+		c.gitClone(verb, rest)
 		return
 	case "config":
 		c.gitConfig(rest)
@@ -97,6 +77,33 @@ func (c *call) git() {
 		switch verb {
 		case "clean", "reset", "checkout", "restore", "rm", "stash", "switch", "merge", "rebase", "pull", "am", "apply", "mv", "gc", "prune", "filter-branch", "filter-repo", "commit", "init", "add", "update-ref", "cherry-pick", "revert":
 			c.deny("destroy_data", "git "+verb+" changes a repository outside the workspace: "+wd)
+		}
+	}
+}
+
+// gitClone judges git clone and git submodule: the clone's directory is
+// created, its scripts come from the network, and some options and
+// transports run commands.
+func (c *call) gitClone(verb string, rest []arg) {
+	_, ops := splitArgs(rest, optSpec{short: "bocju", long: []string{"branch", "origin", "config", "depth", "jobs", "reference", "template", "upload-pack", "separate-git-dir", "filter"}})
+	if verb == "clone" && len(ops) > 1 {
+		c.checkArg(ops[1], accCreate)
+	}
+	if verb == "clone" && len(ops) > 0 {
+		dest := arg{val: strings.TrimSuffix(urlBase(ops[0].val), ".git")}
+		if len(ops) > 1 {
+			dest = ops[1]
+		}
+		if p, ok := c.j.resolve(dest, c.sc); ok {
+			c.sc.tainted[p+"/"] = "download_exec" // its scripts came from the network
+		}
+	}
+	for _, a := range rest {
+		if strings.HasPrefix(a.val, "--upload-pack") || strings.HasPrefix(a.val, "-u") {
+			c.deny("obfuscation", "git clone with a custom upload-pack command")
+		}
+		if strings.HasPrefix(a.val, "ext::") {
+			c.deny("obfuscation", "git clone over the ext:: transport runs a command")
 		}
 	}
 }

@@ -278,6 +278,8 @@ func (c *call) npm() {
 	}
 }
 
+// langPkg judges the package managers and toolchain managers of
+// languages: installing outside the workspace and publishing are asked.
 func (c *call) langPkg() {
 	c.noPathScan = true
 	opts, ops := c.split(optSpec{short: "iC", long: []string{"install-dir", "root", "path", "tree", "bindir", "target", "version", "features", "git", "branch", "tag", "rev", "registry", "index", "manifest-path", "profile", "mode", "source"}})
@@ -285,44 +287,93 @@ func (c *call) langPkg() {
 		return
 	}
 	v := ops[0].val
-	global := false
+	var global, settled bool
+	switch c.name {
+	case "gem", "cargo", "luarocks", "cpanm":
+		global, settled = c.pkgInstallDir(v, opts)
+	case "rustup", "go":
+		global, settled = c.toolchainPkg(v, opts, ops)
+	case "dotnet", "twine", "flit", "poetry", "hatch", "gradle", "mvn":
+		global, settled = c.publishingPkg(v, opts, ops)
+	default:
+		global = otherPkgGlobal(c.name, v, opts, ops)
+	}
+	if global && !settled {
+		c.ask("package_install", c.name+" "+v+" installs outside the workspace")
+	}
+}
+
+// dirInWorkspace reports whether the option named names gives a directory
+// in the workspace.
+func (c *call) dirInWorkspace(opts []opt, names ...string) bool {
+	if d, ok := hasOpt(opts, names...); ok {
+		if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// pkgInstallDir judges the package managers that install into a directory
+// an option can put in the workspace. It reports whether the verb installs
+// globally and whether the command is settled already.
+func (c *call) pkgInstallDir(v string, opts []opt) (global, settled bool) {
 	switch c.name {
 	case "gem":
 		switch v {
 		case "install", "uninstall", "update", "cleanup", "pristine":
-			if d, ok := hasOpt(opts, "i", "install-dir"); ok {
-				if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-					return
-				}
+			if c.dirInWorkspace(opts, "i", "install-dir") {
+				return false, true
 			}
-			global = true
+			return true, false
 		case "push", "yank", "owner", "signin":
 			c.ask("publish", "gem "+v+" changes a package registry")
-			return
+			return false, true
 		}
 	case "cargo":
 		switch v {
 		case "install", "uninstall":
-			if d, ok := hasOpt(opts, "root"); ok {
-				if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-					return
-				}
+			if c.dirInWorkspace(opts, "root") {
+				return false, true
 			}
-			global = true
+			return true, false
 		case "publish", "yank", "owner", "login", "logout":
 			c.ask("publish", "cargo "+v+" changes a package registry")
-			return
+			return false, true
 		}
+	case "luarocks":
+		if v == "install" || v == "remove" {
+			if c.dirInWorkspace(opts, "tree") {
+				return false, true
+			}
+			global = !has(opts, "local")
+		}
+		if v == "upload" {
+			c.ask("publish", "luarocks upload")
+			return false, true
+		}
+	case "cpanm":
+		if c.dirInWorkspace(opts, "l", "local-lib") {
+			return false, true
+		}
+		return true, false
+	}
+	return global, false
+}
+
+// toolchainPkg judges rustup and the go command.
+func (c *call) toolchainPkg(v string, opts []opt, ops []arg) (global, settled bool) {
+	switch c.name {
 	case "rustup":
 		switch v {
 		case "install", "update", "toolchain", "component", "target", "default", "self", "uninstall", "override":
 			if v == "toolchain" || v == "component" || v == "target" {
 				if len(ops) > 1 && (ops[1].val == "list") {
-					return
+					return false, true
 				}
 			}
 			if v == "override" && len(ops) > 1 && ops[1].val == "list" {
-				return
+				return false, true
 			}
 			global = true
 		}
@@ -338,7 +389,7 @@ func (c *call) langPkg() {
 			for _, o := range ops[1:] {
 				if strings.Contains(o.val, "@") && !strings.HasPrefix(o.val, "-") {
 					c.ask("package_install", "go run downloads and runs a module: "+o.text())
-					return
+					return false, true
 				}
 			}
 		case "env":
@@ -346,72 +397,64 @@ func (c *call) langPkg() {
 				global = true
 			}
 		}
-	case "composer":
-		global = v == "global"
-	case "luarocks":
-		if v == "install" || v == "remove" {
-			if d, ok := hasOpt(opts, "tree"); ok {
-				if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-					return
-				}
-			}
-			global = !has(opts, "local")
-		}
-		if v == "upload" {
-			c.ask("publish", "luarocks upload")
-			return
-		}
-	case "cpan":
-		global = true
-	case "cpanm":
-		if d, ok := hasOpt(opts, "l", "local-lib"); ok {
-			if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-				return
-			}
-		}
-		global = true
-	case "opam", "stack", "cabal":
-		global = v == "install" || v == "switch" || v == "upgrade" || v == "uninstall" || v == "remove"
+	}
+	return global, false
+}
+
+// publishingPkg judges the build and packaging tools whose concern is
+// mostly publishing.
+func (c *call) publishingPkg(v string, opts []opt, ops []arg) (global, settled bool) {
+	switch c.name {
 	case "dotnet":
 		global = v == "tool" && has(opts, "g", "global") || v == "workload" || v == "new" && len(ops) > 1 && ops[1].val == "install"
 		if v == "nuget" && len(ops) > 1 && ops[1].val == "push" {
 			c.ask("publish", "dotnet nuget push")
-			return
+			return false, true
 		}
-	case "asdf", "sdk", "nvm", "pyenv", "rbenv", "volta", "mise":
-		global = v == "install" || v == "uninstall" || v == "global" || v == "plugin" || v == "use" && has(opts, "global") || v == "alias"
 	case "twine", "flit":
 		if v == "upload" || v == "publish" {
 			c.ask("publish", c.name+" "+v+" publishes a package")
 		}
-		return
+		return false, true
 	case "poetry", "hatch":
 		if v == "publish" {
 			c.ask("publish", c.name+" publish publishes a package")
-			return
+			return false, true
 		}
 		if v == "self" {
 			global = true
 		}
-	case "bundle":
-		if has(opts, "system") {
-			global = true
-		}
-	case "corepack":
-		global = v == "enable" || v == "disable" || v == "install"
-	case "nix":
-		global = v == "profile" && len(ops) > 1 && (ops[1].val == "install" || ops[1].val == "remove" || ops[1].val == "upgrade")
-	case "guix":
-		global = v == "install" || v == "remove" || v == "upgrade" || v == "pull"
 	case "gradle", "mvn":
 		for _, o := range ops {
 			if o.val == "publish" || o.val == "deploy" || strings.HasPrefix(o.val, "publish") {
 				c.ask("publish", c.name+" publishes artifacts")
-				return
+				return false, true
 			}
 		}
 	}
-	if global {
-		c.ask("package_install", c.name+" "+v+" installs outside the workspace")
+	return global, false
+}
+
+// otherPkgGlobal reports whether the verb v of the other language package
+// managers installs or changes something outside the workspace.
+func otherPkgGlobal(name, v string, opts []opt, ops []arg) bool {
+	switch name {
+	case "composer":
+		return v == "global"
+	case "cpan":
+		return true
+	case "opam", "stack", "cabal":
+		return v == "install" || v == "switch" || v == "upgrade" || v == "uninstall" || v == "remove"
+	case "asdf", "sdk", "nvm", "pyenv", "rbenv", "volta", "mise":
+		return v == "install" || v == "uninstall" || v == "global" || v == "plugin" || v == "use" && has(opts, "global") || v == "alias"
+	case "bundle":
+		return has(opts, "system")
+	case "corepack":
+		return v == "enable" || v == "disable" || v == "install"
+	case "nix":
+		return v == "profile" && len(ops) > 1 && (ops[1].val == "install" || ops[1].val == "remove" || ops[1].val == "upgrade")
+	case "guix":
+		return v == "install" || v == "remove" || v == "upgrade" || v == "pull"
 	}
+	return false
 }
