@@ -41,13 +41,10 @@ type call struct {
 	in     []*callInfo
 	layers []layer
 
-	stdinText    *arg   // here-document or here-string
-	stdinSubst   *arg   // < <(command)
-	stdinFile    string // < file
-	stdout       string // > file
-	noPathScan   bool   // the handler checked the arguments itself
-	readsProgram bool   // interpreter takes its program from stdin
-	progName     string
+	stdinText  *arg   // here-document or here-string
+	stdinSubst *arg   // < <(command)
+	stdinFile  string // < file
+	stdout     string // > file
 }
 
 type layer struct {
@@ -119,9 +116,10 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 	c.unwrapAll()
 	c.applyRules()
 	c.redirectsOf(s.Redirs)
+	var o outcome
 	if c.name != "" {
 		c.checkTainted()
-		c.dispatch()
+		o = c.dispatch()
 		c.passThrough()
 		c.endlessStream()
 		c.printsFound()
@@ -129,12 +127,12 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 			c.secretVars(ce)
 		}
 	}
-	if !c.noPathScan {
+	if !o.argsJudged {
 		c.scanArgs()
 	}
 	c.selfCheck()
-	if c.readsProgram {
-		c.stdinProgram()
+	if o.stdinProg != "" {
+		c.stdinProgram(o.stdinProg)
 	}
 	ci.name = c.name
 	ci.argv = c.argv

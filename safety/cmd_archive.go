@@ -2,7 +2,7 @@ package safety
 
 import "strings"
 
-func registerArchiveHandlers(reg func(func(*call), ...string)) {
+func registerArchiveHandlers(reg func(handler, ...string)) {
 	reg((*call).tar, "tar", "bsdtar")
 	reg((*call).zip, "zip", "7z", "7za", "rar")
 	reg((*call).unzip, "unzip")
@@ -10,8 +10,7 @@ func registerArchiveHandlers(reg func(func(*call), ...string)) {
 
 // tar judges archives created from sensitive trees, extraction outside the
 // workspace and the options that run commands.
-func (c *call) tar() {
-	c.noPathScan = true
+func (c *call) tar() outcome {
 	t := c.tarArgs(c.argv[1:])
 	switch {
 	case strings.ContainsAny(t.mode, "cru"):
@@ -29,6 +28,7 @@ func (c *call) tar() {
 			c.checkArg(t.file, accRead)
 		}
 	}
+	return judgedArgs
 }
 
 // tarLine is what tar's arguments say.
@@ -116,8 +116,7 @@ func (c *call) tarCreate(t tarLine) {
 	}
 }
 
-func (c *call) zip() {
-	c.noPathScan = true
+func (c *call) zip() outcome {
 	opts, ops := c.split(optSpec{short: "TtnbxiPZO", long: []string{"unzip-command", "password"}})
 	if t, ok := hasOpt(opts, "TT", "unzip-command"); ok {
 		c.j.nested(c.owner, t, c.sc, "zip")
@@ -128,13 +127,13 @@ func (c *call) zip() {
 		}
 	}
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	archive := ops[0]
 	ops = ops[1:]
 	if c.name == "7z" || c.name == "7za" || c.name == "rar" {
 		if len(ops) == 0 {
-			return
+			return judgedArgs
 		}
 		archive, ops = ops[0], ops[1:]
 		if !strings.HasPrefix(c.argv[1].val, "a") {
@@ -146,7 +145,7 @@ func (c *call) zip() {
 				}
 			}
 			c.taintUnpacked(archive, out)
-			return
+			return judgedArgs
 		}
 	}
 	c.checkArg(archive, accWrite)
@@ -156,10 +155,10 @@ func (c *call) zip() {
 			c.ci.sensitive = true
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) unzip() {
-	c.noPathScan = true
+func (c *call) unzip() outcome {
 	opts, ops := c.split(optSpec{short: "dxP", long: []string{}})
 	d, _ := hasOpt(opts, "d")
 	if d.val != "" {
@@ -169,4 +168,5 @@ func (c *call) unzip() {
 		c.checkArg(ops[0], accRead)
 		c.taintUnpacked(ops[0], d)
 	}
+	return judgedArgs
 }

@@ -2,7 +2,7 @@ package safety
 
 import "strings"
 
-func registerContainerHandlers(reg func(func(*call), ...string)) {
+func registerContainerHandlers(reg func(handler, ...string)) {
 	reg((*call).docker, "docker", "podman", "nerdctl", "docker-compose", "podman-compose")
 	reg((*call).kubectl, "kubectl", "oc", "k3s", "microk8s")
 	reg((*call).helm, "helm", "minikube", "kind", "k3d")
@@ -12,15 +12,14 @@ func registerContainerHandlers(reg func(func(*call), ...string)) {
 // docker judges container engines: read-only commands and builds are
 // allowed, starting or removing containers is asked, breaking out of the
 // container onto the host is refused.
-func (c *call) docker() {
-	c.noPathScan = true
+func (c *call) docker() outcome {
 	i, _ := parseOpts(c.argv, 1, optSpec{short: "Hcl", long: []string{"host", "context", "config", "log-level", "tlscacert", "tlscert", "tlskey"}})
 	args := c.argv[i:]
 	if c.name == "docker-compose" || c.name == "podman-compose" {
 		args = append([]arg{litArg("compose")}, args...)
 	}
 	if len(args) == 0 {
-		return
+		return judgedArgs
 	}
 	verb := args[0].val
 	rest := args[1:]
@@ -44,24 +43,25 @@ func (c *call) docker() {
 		"context inspect", "compose ps", "compose logs", "compose config", "compose build", "compose ls", "compose images",
 		"compose top", "compose version", "compose convert", "plugin ls", "manifest inspect", "buildx version", "compose ",
 		"container ", "image ", "volume ", "network ", "system ":
-		return
+		return judgedArgs
 	case "run", "create", "exec", "container run", "container create", "container exec", "compose run", "compose exec",
 		"compose up", "compose create", "service create":
 		c.dockerRunFlags(rest)
 		c.ask("containers", "starts a container")
-		return
+		return judgedArgs
 	case "login", "logout":
 		c.ask("containers", "docker "+verb+" stores or removes registry credentials")
-		return
+		return judgedArgs
 	case "push", "image push", "compose push":
 		c.ask("publish", "pushes an image to a registry")
-		return
+		return judgedArgs
 	}
 	if strings.HasPrefix(verb, "secret ") {
 		c.deny("secrets", "docker "+verb+" manages secrets")
-		return
+		return judgedArgs
 	}
 	c.ask("containers", "docker "+verb+" changes containers, images or volumes")
+	return judgedArgs
 }
 
 // dockerRunFlags refuses the options that hand the host to a container.
@@ -141,11 +141,10 @@ func (c *call) dockerMount(opt, spec string) {
 	}
 }
 
-func (c *call) kubectl() {
-	c.noPathScan = true
+func (c *call) kubectl() outcome {
 	_, ops := c.split(optSpec{short: "nolcfLsx", long: []string{"namespace", "output", "selector", "context", "cluster", "user", "kubeconfig", "filename", "server", "token", "template", "container", "field-selector", "sort-by", "type", "from-literal", "from-file", "image", "replicas", "port"}})
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	verb := ops[0].val
 	joined := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
@@ -154,24 +153,24 @@ func (c *call) kubectl() {
 		if strings.Contains(joined, " secret") {
 			c.deny("secrets", "reads cluster secrets")
 		}
-		return
+		return judgedArgs
 	case "config":
 		if strings.Contains(joined, "--raw") {
 			c.deny("secrets", "prints cluster credentials")
 		}
 		if strings.Contains(joined, " view ") || strings.Contains(joined, " get-") || strings.Contains(joined, " current-context ") {
-			return
+			return judgedArgs
 		}
 	case "logs", "top", "explain", "version", "api-resources", "api-versions", "cluster-info", "auth", "diff", "wait", "events", "completion", "plugin", "kustomize":
-		return
+		return judgedArgs
 	}
 	c.ask("containers", "kubectl "+verb+" changes the cluster")
+	return judgedArgs
 }
 
 // lxc judges LXD and Incus: privileged containers and host disks handed
 // to a container are root on the host; other changes are asked about.
-func (c *call) lxc() {
-	c.noPathScan = true
+func (c *call) lxc() outcome {
 	joined := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
 	switch {
 	case strings.Contains(joined, "security.privileged=true") || strings.Contains(joined, "security.privileged true") ||
@@ -182,26 +181,27 @@ func (c *call) lxc() {
 		switch c.argv[1].val {
 		case "list", "ls", "info", "version", "remote", "image", "profile", "config", "storage", "network", "query", "monitor", "help":
 			if c.argv[1].val != "config" || strings.Contains(joined, " show ") || strings.Contains(joined, " get ") {
-				return
+				return judgedArgs
 			}
 		}
 		c.ask("containers", c.name+" "+c.argv[1].val+" changes containers")
 	}
+	return judgedArgs
 }
 
-func (c *call) helm() {
-	c.noPathScan = true
+func (c *call) helm() outcome {
 	_, ops := c.split(optSpec{short: "nfo", long: []string{"namespace", "values", "set", "output", "kube-context", "version"}})
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	if ops[0].val == "repo" && len(ops) > 1 && ops[1].val == "add" {
 		c.ask("package_install", c.name+" repo add adds a chart repository")
-		return
+		return judgedArgs
 	}
 	switch ops[0].val {
 	case "list", "ls", "status", "template", "lint", "show", "search", "history", "get", "version", "env", "repo", "dependency", "package", "verify":
-		return
+		return judgedArgs
 	}
 	c.ask("containers", c.name+" "+ops[0].val+" changes the cluster")
+	return judgedArgs
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-func registerDiskHandlers(reg func(func(*call), ...string)) {
+func registerDiskHandlers(reg func(handler, ...string)) {
 	reg((*call).dd, "dd")
 	reg((*call).disk, "mkfs", "mke2fs", "mkswap", "wipefs", "blkdiscard", "sfdisk", "gdisk", "sgdisk", "cfdisk",
 		"fdisk", "parted", "badblocks", "hdparm", "mdadm", "cryptsetup", "lvremove", "vgremove", "pvremove", "lvcreate",
@@ -19,9 +19,9 @@ func registerDiskHandlers(reg func(func(*call), ...string)) {
 
 // disk judges filesystem and block device tools; the read-only forms that
 // only list are allowed.
-func (c *call) disk() {
+func (c *call) disk() outcome {
 	if c.imageFile() {
-		return
+		return genericScan
 	}
 	args := argTexts(c.argv[1:])
 	joined := " " + strings.Join(args, " ") + " "
@@ -59,9 +59,10 @@ func (c *call) disk() {
 		readOnly = strings.Contains(joined, " -s ")
 	}
 	if readOnly {
-		return
+		return genericScan
 	}
 	c.deny("raw_device", c.name+" changes disks, partitions or filesystems")
+	return genericScan
 }
 
 // imageFile reports whether a filesystem or partitioning tool works on
@@ -95,8 +96,7 @@ func (c *call) imageFile() bool {
 	return files > 0
 }
 
-func (c *call) dd() {
-	c.noPathScan = true
+func (c *call) dd() outcome {
 	kv := map[string]arg{}
 	for _, a := range c.argv[1:] {
 		if k, v, ok := strings.Cut(a.val, "="); ok {
@@ -108,14 +108,14 @@ func (c *call) dd() {
 	}
 	out, ok := kv["of"]
 	if !ok {
-		return
+		return judgedArgs
 	}
 	if c.checkArg(out, accWrite) != "" {
-		return
+		return judgedArgs
 	}
 	p, _ := c.j.resolve(out, c.sc)
 	if anyUnder(p, benignDevices) {
-		return
+		return judgedArgs
 	}
 	src := kv["if"].val
 	bs := parseSize(kv["bs"].val)
@@ -130,4 +130,5 @@ func (c *call) dd() {
 	case hasCount && n > 0 && bs > 0 && n > hugeSize/bs:
 		c.deny("resource_exhaustion", "writes a huge file")
 	}
+	return judgedArgs
 }

@@ -2,21 +2,21 @@ package safety
 
 import "strings"
 
-func registerFetchHandlers(reg func(func(*call), ...string)) {
+func registerFetchHandlers(reg func(handler, ...string)) {
 	reg((*call).curl, "curl", "curlie")
 	reg((*call).wget, "wget", "wget2")
 	reg((*call).fetcher, "fetch", "http", "https", "xh", "lynx", "links", "w3m", "aria2c", "httpie")
 }
 
 // curl judges a curl command option by option, then the request as a whole.
-func (c *call) curl() {
-	c.noPathScan = true
+func (c *call) curl() outcome {
 	args := c.argv[1:]
 	r := &curlRequest{toStdout: true}
 	for k := 0; k < len(args); k++ {
 		k = c.curlArg(r, args, k)
 	}
 	c.curlDone(r)
+	return judgedArgs
 }
 
 // curlValueOpts are the curl options taking a value that curlArg does not
@@ -268,8 +268,7 @@ func urlBase(u string) string {
 	return b
 }
 
-func (c *call) wget() {
-	c.noPathScan = true
+func (c *call) wget() outcome {
 	opts, ops := c.split(optSpec{short: "OoPiaeUTtwQ", long: []string{"output-document", "output-file", "directory-prefix",
 		"input-file", "append-output", "execute", "user-agent", "timeout", "tries", "wait", "quota", "post-data", "post-file",
 		"body-data", "body-file", "method", "header", "user", "password", "http-user", "http-password", "referer", "load-cookies",
@@ -300,14 +299,14 @@ func (c *call) wget() {
 	if out, ok := hasOpt(opts, "O", "output-document"); ok {
 		if out.val == "-" {
 			c.ci.fetch = true
-			return
+			return judgedArgs
 		}
 		if c.checkArg(out, accWrite) == "" {
 			if p, ok := c.j.resolve(out, c.sc); ok {
 				c.sc.tainted[p] = "download_exec"
 			}
 		}
-		return
+		return judgedArgs
 	}
 	dir := arg{val: "."}
 	if d, ok := hasOpt(opts, "P", "directory-prefix"); ok {
@@ -321,10 +320,10 @@ func (c *call) wget() {
 			}
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) fetcher() {
-	c.noPathScan = true
+func (c *call) fetcher() outcome {
 	out := false
 	var targets []string
 	deleting := false
@@ -354,9 +353,10 @@ func (c *call) fetcher() {
 	}
 	if c.name == "aria2c" {
 		c.aria2Outputs()
-		return
+		return judgedArgs
 	}
 	if !out {
 		c.ci.fetch = true
 	}
+	return judgedArgs
 }

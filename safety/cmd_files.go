@@ -8,7 +8,7 @@ import (
 // hugeSize is the size from which creating a file counts as filling the disk.
 const hugeSize = 10 << 30
 
-func registerFileHandlers(reg func(func(*call), ...string)) {
+func registerFileHandlers(reg func(handler, ...string)) {
 	reg((*call).rm, "rm", "unlink", "shred", "srm", "wipe")
 	reg((*call).rmdir, "rmdir")
 	reg((*call).cp, "cp")
@@ -26,8 +26,7 @@ func registerFileHandlers(reg func(func(*call), ...string)) {
 	reg((*call).stress, "stress", "stress-ng")
 }
 
-func (c *call) rm() {
-	c.noPathScan = true
+func (c *call) rm() outcome {
 	spec := optSpec{}
 	if c.name != "rm" && c.name != "unlink" {
 		spec = optSpec{short: "ns", long: []string{"iterations", "random-source", "size"}}
@@ -46,20 +45,20 @@ func (c *call) rm() {
 	for _, o := range ops {
 		c.checkArg(o, accDelete)
 	}
+	return judgedArgs
 }
 
-func (c *call) rmdir() {
-	c.noPathScan = true
+func (c *call) rmdir() outcome {
 	_, ops := c.split(optSpec{})
 	for _, o := range ops {
 		if p, ok := c.j.resolve(o, c.sc); ok && c.j.isProtected(p, true) {
 			c.deny("self_tamper", "removes nanobot's own directory: "+p)
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) cp() {
-	c.noPathScan = true
+func (c *call) cp() outcome {
 	opts, ops := c.split(optSpec{short: "tS", long: []string{"target-directory", "suffix", "backup", "reflink", "sparse", "preserve", "no-preserve"}})
 	tree := has(opts, "r", "R", "a", "recursive", "archive")
 	srcAcc := accRead
@@ -73,10 +72,10 @@ func (c *call) cp() {
 	if dest.val != "" {
 		c.checkArg(dest, accWrite)
 	}
+	return judgedArgs
 }
 
-func (c *call) mv() {
-	c.noPathScan = true
+func (c *call) mv() outcome {
 	opts, ops := c.split(optSpec{short: "tS", long: []string{"target-directory", "suffix", "backup"}})
 	dest, ops := destination(opts, ops, 2)
 	for _, o := range ops {
@@ -85,13 +84,13 @@ func (c *call) mv() {
 	if dest.val != "" {
 		c.checkArg(dest, accWrite)
 	}
+	return judgedArgs
 }
 
-func (c *call) ln() {
-	c.noPathScan = true
+func (c *call) ln() outcome {
 	opts, ops := c.split(optSpec{short: "tS", long: []string{"target-directory", "suffix", "backup"}})
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	target := ops[0]
 	var name arg
@@ -127,6 +126,7 @@ func (c *call) ln() {
 	} else if ok2 && !ok1 {
 		c.sc.links[np] = "/" + unknownMark
 	}
+	return judgedArgs
 }
 
 func dirOf(p string) string {
@@ -136,8 +136,7 @@ func dirOf(p string) string {
 	return "/"
 }
 
-func (c *call) install() {
-	c.noPathScan = true
+func (c *call) install() outcome {
 	opts, ops := c.split(optSpec{short: "mogtSTZ", long: []string{"mode", "owner", "group", "target-directory", "suffix"}})
 	if m, ok := hasOpt(opts, "m", "mode"); ok && setuidMode(m.val) {
 		c.deny("privilege", "installs a setuid or setgid program")
@@ -146,7 +145,7 @@ func (c *call) install() {
 		for _, o := range ops {
 			c.checkArg(o, accCreate)
 		}
-		return
+		return judgedArgs
 	}
 	dest, ops := destination(opts, ops, 2)
 	for _, o := range ops {
@@ -155,6 +154,7 @@ func (c *call) install() {
 	if dest.val != "" {
 		c.checkArg(dest, accWrite)
 	}
+	return judgedArgs
 }
 
 // parseSize reads sizes such as 512, 4k, 1M, 100G, 2TiB.
@@ -191,8 +191,7 @@ func parseSize(s string) int64 {
 	return int64(v)
 }
 
-func (c *call) tee() {
-	c.noPathScan = true
+func (c *call) tee() outcome {
 	opts, ops := c.split(optSpec{long: []string{"output-error"}})
 	acc := accWrite
 	if has(opts, "a", "append") {
@@ -204,6 +203,7 @@ func (c *call) tee() {
 		}
 		c.checkArg(o, acc)
 	}
+	return judgedArgs
 }
 
 // keyscanAppend reports whether appending to p is ssh-keyscan adding the
@@ -223,8 +223,7 @@ func (c *call) keyscanAppend(p string) bool {
 	return len(c.in) > 0
 }
 
-func (c *call) touch() {
-	c.noPathScan = true
+func (c *call) touch() outcome {
 	opts, ops := c.split(optSpec{short: "drt", long: []string{"date", "reference", "time"}})
 	stamp := has(opts, "d", "r", "t", "date", "reference")
 	for _, o := range ops {
@@ -234,18 +233,18 @@ func (c *call) touch() {
 		}
 		c.checkArg(o, accCreate)
 	}
+	return judgedArgs
 }
 
-func (c *call) mkdir() {
-	c.noPathScan = true
+func (c *call) mkdir() outcome {
 	_, ops := c.split(optSpec{short: "mZ", long: []string{"mode", "context"}})
 	for _, o := range ops {
 		c.checkArg(o, accCreate)
 	}
+	return judgedArgs
 }
 
-func (c *call) truncate() {
-	c.noPathScan = true
+func (c *call) truncate() outcome {
 	opts, ops := c.split(optSpec{short: "sro", long: []string{"size", "reference", "io-blocks"}})
 	if s, ok := hasOpt(opts, "s", "size"); ok && parseSize(s.val) >= hugeSize {
 		c.deny("resource_exhaustion", "creates a huge file")
@@ -253,10 +252,10 @@ func (c *call) truncate() {
 	for _, o := range ops {
 		c.checkArg(o, accWrite)
 	}
+	return judgedArgs
 }
 
-func (c *call) fallocate() {
-	c.noPathScan = true
+func (c *call) fallocate() outcome {
 	opts, ops := c.split(optSpec{short: "lo", long: []string{"length", "offset"}})
 	if s, ok := hasOpt(opts, "l", "length"); ok && parseSize(s.val) >= hugeSize {
 		c.deny("resource_exhaustion", "allocates a huge file")
@@ -264,17 +263,19 @@ func (c *call) fallocate() {
 	for _, o := range ops {
 		c.checkArg(o, accWrite)
 	}
+	return judgedArgs
 }
 
-func (c *call) yes() {
+func (c *call) yes() outcome {
 	if c.stdout != "" && !anyUnder(c.stdout, benignDevices) {
 		c.deny("resource_exhaustion", "fills a file with endless output")
 	}
+	return genericScan
 }
 
-func (c *call) catLike() {
+func (c *call) catLike() outcome {
 	if c.stdout == "" || anyUnder(c.stdout, benignDevices) {
-		return
+		return genericScan
 	}
 	limited := false
 	for _, a := range c.argv[1:] {
@@ -296,19 +297,19 @@ func (c *call) catLike() {
 		}
 	}
 	if limited {
-		return
+		return genericScan
 	}
 	for _, a := range c.argv[1:] {
 		switch a.val {
 		case "/dev/zero", "/dev/urandom", "/dev/random":
 			c.deny("resource_exhaustion", "copies an endless stream into a file")
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
-func (c *call) editor() {
-	c.noPathScan = true
+func (c *call) editor() outcome {
 	_, ops := c.split(optSpec{short: "cSutTwWiU", long: []string{"cmd"}})
 	for _, o := range ops {
 		if strings.HasPrefix(o.val, "+") {
@@ -316,10 +317,12 @@ func (c *call) editor() {
 		}
 		c.checkArg(o, accCreate)
 	}
+	return judgedArgs
 }
 
-func (c *call) stress() {
+func (c *call) stress() outcome {
 	c.deny("resource_exhaustion", c.name+" loads the machine on purpose")
+	return genericScan
 }
 
 // destination splits the operands of cp, mv and install: the -t directory,

@@ -3,8 +3,7 @@ package safety
 import "strings"
 
 // find judges -delete, -exec and friends.
-func (c *call) find() {
-	c.noPathScan = true
+func (c *call) find() outcome {
 	roots, expr := findRoots(c.argv[1:])
 	filtered, hunt := findFilters(expr)
 	outside := false
@@ -46,6 +45,7 @@ func (c *call) find() {
 			}
 		}
 	}
+	return judgedArgs
 }
 
 // findRoots splits find's arguments after its leading options into the
@@ -132,10 +132,11 @@ func (j *judge) judgeArgv(owner int, argv []arg, sc *scope) {
 	}
 	c.unwrapAll()
 	c.applyRules()
+	var o outcome
 	if c.name != "" {
-		c.dispatch()
+		o = c.dispatch()
 	}
-	if !c.noPathScan {
+	if !o.argsJudged {
 		c.scanArgs()
 	}
 }

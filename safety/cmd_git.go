@@ -2,27 +2,26 @@ package safety
 
 import "strings"
 
-func registerGitHandlers(reg func(func(*call), ...string)) {
+func registerGitHandlers(reg func(handler, ...string)) {
 	reg((*call).git, "git")
 	reg((*call).gh, "gh", "glab")
 }
 
 // git allows local work and asks for pushes; force pushes and remote
 // deletions are refused.
-func (c *call) git() {
-	c.noPathScan = true
+func (c *call) git() outcome {
 	g := parseGit(c.argv[1:])
 	for _, kv := range g.configs {
 		c.gitConfigValue(kv.val)
 	}
 	args, dir := g.args, g.dir
 	if len(args) == 0 {
-		return
+		return judgedArgs
 	}
 	verb := args[0].val
 	rest := args[1:]
 	if len(rest) > 0 && rest[0].val == "--help" {
-		return // git turns "git VERB --help" into "git help VERB"
+		return judgedArgs // git turns "git VERB --help" into "git help VERB"
 	}
 	if verb == "diff" && hasWord(rest, "--no-index") {
 		// Compares any two files, not only those of a repository.
@@ -42,43 +41,44 @@ func (c *call) git() {
 	switch verb {
 	case "push":
 		c.gitPush(rest)
-		return
+		return judgedArgs
 	case "status", "log", "diff", "show", "blame", "grep", "rev-parse", "describe", "shortlog", "branch", "tag",
 		"remote", "fetch", "ls-remote", "reflog", "cat-file", "ls-tree", "whatchanged", "version", "help", "count-objects",
 		"for-each-ref", "merge-base", "name-rev", "rev-list", "show-ref", "var", "check-ignore", "worktree", "bisect",
 		"range-diff", "cherry", "notes", "format-patch", "archive", "bundle", "fsck", "verify-commit", "verify-tag", "lfs":
-		return
+		return judgedArgs
 	case "ls-files", "diff-files", "diff-index":
 		if inside {
 			c.ci.lister = wd
 		}
-		return
+		return judgedArgs
 	case "clone", "submodule":
 		c.gitClone(verb, rest)
-		return
+		return judgedArgs
 	case "config":
 		c.gitConfig(rest)
-		return
+		return judgedArgs
 	case "credential", "credential-store", "credential-cache":
 		c.deny("secrets", "git "+verb+" reveals stored credentials")
-		return
+		return judgedArgs
 	case "daemon", "instaweb":
 		c.ask("network_listener", "git "+verb+" serves repositories on the network")
-		return
+		return judgedArgs
 	case "send-email", "request-pull":
 		c.ask("git_remote", "git "+verb+" sends changes out")
-		return
+		return judgedArgs
 	}
 	if !inside {
 		if !wdOK {
 			c.deny("destroy_data", "git "+verb+" in a directory only known at run time")
-			return
+			return judgedArgs
 		}
 		switch verb {
 		case "clean", "reset", "checkout", "restore", "rm", "stash", "switch", "merge", "rebase", "pull", "am", "apply", "mv", "gc", "prune", "filter-branch", "filter-repo", "commit", "init", "add", "update-ref", "cherry-pick", "revert":
 			c.deny("destroy_data", "git "+verb+" changes a repository outside the workspace: "+wd)
 		}
 	}
+	return judgedArgs
 }
 
 // gitClone judges git clone and git submodule: the clone's directory is
@@ -220,11 +220,10 @@ func (c *call) gitConfigValue(kv string) {
 	}
 }
 
-func (c *call) gh() {
-	c.noPathScan = true
+func (c *call) gh() outcome {
 	args := argTexts(c.argv[1:])
 	if len(args) == 0 {
-		return
+		return judgedArgs
 	}
 	joined := " " + strings.Join(args, " ") + " "
 	switch {
@@ -239,4 +238,5 @@ func (c *call) gh() {
 	case args[0] == "secret" || args[0] == "ssh-key" || args[0] == "gpg-key":
 		c.ask("git_remote", "gh "+args[0]+" manages credentials")
 	}
+	return judgedArgs
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-func registerNetHandlers(reg func(func(*call), ...string)) {
+func registerNetHandlers(reg func(handler, ...string)) {
 	reg((*call).netcat, "nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat", "cryptcat", "sbd")
 	reg((*call).socat, "socat")
 	reg((*call).telnet, "telnet")
@@ -22,16 +22,15 @@ func isURL(v string) bool {
 
 // netcat judges nc and its variants: -e is a shell on a socket, -l a
 // listener, anything else a raw connection.
-func (c *call) netcat() {
-	c.noPathScan = true
+func (c *call) netcat() outcome {
 	opts, ops := c.split(optSpec{short: "ecpswiqIOPTVxXbo", long: []string{"exec", "sh-exec", "lua-exec", "source", "wait", "proxy", "proxy-type", "send-only", "output"}})
 	if has(opts, "e", "c", "exec", "sh-exec", "lua-exec") {
 		c.deny("reverse_shell", c.name+" attaches a program to a network connection")
-		return
+		return judgedArgs
 	}
 	if has(opts, "l", "listen") {
 		c.ask("network_listener", c.name+" listens for network connections")
-		return
+		return judgedArgs
 	}
 	if len(ops) > 0 {
 		if has(opts, "U", "unixsock") {
@@ -45,9 +44,10 @@ func (c *call) netcat() {
 		}
 	}
 	if has(opts, "z") || len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	c.netSend()
+	return judgedArgs
 }
 
 // netSend marks a raw network client and judges what it sends.
@@ -64,8 +64,7 @@ func (c *call) netSend() {
 	}
 }
 
-func (c *call) socat() {
-	c.noPathScan = true
+func (c *call) socat() outcome {
 	var addrs []string
 	for _, a := range c.argv[1:] {
 		if !strings.HasPrefix(a.val, "-") || a.val == "-" {
@@ -98,16 +97,16 @@ func (c *call) socat() {
 			}
 		}
 	}
+	return judgedArgs
 }
 
 // ztcp judges zsh's socket builtins (zmodload zsh/net/tcp): a connection
 // whose descriptor lands in $REPLY.
-func (c *call) ztcp() {
-	c.noPathScan = true
+func (c *call) ztcp() outcome {
 	_, ops := c.split(optSpec{short: "d"})
 	if c.name == "ztcp" && c.hasAnyOpt("-l", "-a") {
 		c.ask("network_listener", "ztcp listens for network connections")
-		return
+		return judgedArgs
 	}
 	if len(ops) > 0 && !c.hasAnyOpt("-c") {
 		port := ""
@@ -122,10 +121,10 @@ func (c *call) ztcp() {
 		c.j.sockets++
 		c.netSend()
 	}
+	return judgedArgs
 }
 
-func (c *call) telnet() {
-	c.noPathScan = true
+func (c *call) telnet() outcome {
 	_, ops := c.split(optSpec{short: "belnkX"})
 	if len(ops) > 0 {
 		port := ""
@@ -137,6 +136,7 @@ func (c *call) telnet() {
 	if len(c.argv) > 1 {
 		c.netSend()
 	}
+	return judgedArgs
 }
 
 // socatDest judges the destination of one socat address.
@@ -162,9 +162,9 @@ func (c *call) socatDest(a string) {
 	}
 }
 
-func (c *call) openssl() {
+func (c *call) openssl() outcome {
 	if len(c.argv) < 2 {
-		return
+		return genericScan
 	}
 	switch c.argv[1].val {
 	case "speed":
@@ -186,10 +186,10 @@ func (c *call) openssl() {
 			}
 		}
 	}
+	return genericScan
 }
 
-func (c *call) mail() {
-	c.noPathScan = true
+func (c *call) mail() outcome {
 	c.ci.sink = true
 	c.ci.rawSink = true
 	for k, a := range c.argv[1:] {
@@ -210,20 +210,20 @@ func (c *call) mail() {
 	if c.stdinFile != "" && !anyUnder(c.stdinFile, benignDevices) {
 		c.deny("exfiltration", "mails a file: "+c.stdinFile)
 	}
+	return judgedArgs
 }
 
-func (c *call) lookup() {
-	c.noPathScan = true
+func (c *call) lookup() outcome {
 	for _, a := range c.argv[1:] {
 		if a.subst {
 			c.deny("exfiltration", c.name+" leaks command output through a network lookup")
-			return
+			return judgedArgs
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) ftp() {
-	c.noPathScan = true
+func (c *call) ftp() outcome {
 	text := ""
 	if c.stdinText != nil {
 		text = c.stdinText.val
@@ -234,8 +234,9 @@ func (c *call) ftp() {
 	for _, w := range []string{"put ", "mput ", "-c put", "upload", "send "} {
 		if strings.Contains(text, w) {
 			c.deny("exfiltration", c.name+" uploads files")
-			return
+			return judgedArgs
 		}
 	}
 	c.ftpGets(text)
+	return judgedArgs
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
-func registerPermHandlers(reg func(func(*call), ...string)) {
+func registerPermHandlers(reg func(handler, ...string)) {
 	reg((*call).chmod, "chmod")
 	reg((*call).chown, "chown", "chgrp")
 	reg((*call).setfacl, "setfacl", "chattr")
@@ -48,8 +48,7 @@ func worldWritable(m string) bool {
 	return false
 }
 
-func (c *call) chmod() {
-	c.noPathScan = true
+func (c *call) chmod() outcome {
 	args := c.argv[1:]
 	recursive := false
 	var ops []arg
@@ -74,7 +73,7 @@ func (c *call) chmod() {
 		break
 	}
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	mode := ""
 	if !ref {
@@ -97,13 +96,13 @@ func (c *call) chmod() {
 			}
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) chown() {
-	c.noPathScan = true
+func (c *call) chown() outcome {
 	opts, ops := c.split(optSpec{long: []string{"from"}})
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	if !has(opts, "reference") {
 		ops = ops[1:]
@@ -111,10 +110,10 @@ func (c *call) chown() {
 	for _, o := range ops {
 		c.checkArg(o, accPerm)
 	}
+	return judgedArgs
 }
 
-func (c *call) setfacl() {
-	c.noPathScan = true
+func (c *call) setfacl() outcome {
 	var ops []arg
 	if c.name == "chattr" {
 		for _, a := range c.argv[1:] {
@@ -129,4 +128,5 @@ func (c *call) setfacl() {
 	for _, o := range ops {
 		c.checkArg(o, accPerm)
 	}
+	return judgedArgs
 }

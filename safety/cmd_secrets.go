@@ -135,7 +135,7 @@ func hasWord(args []arg, w string) bool {
 	return false
 }
 
-func registerSecretHandlers(reg func(func(*call), ...string)) {
+func registerSecretHandlers(reg func(handler, ...string)) {
 	reg((*call).secretTool, "gpg", "gpg2", "security", "secret-tool", "pass", "keyctl", "vault", "op", "bw",
 		"getent", "unshadow", "john", "hashcat", "mimipenguin", "lazagne", "gcore", "tcpdump", "tshark", "dumpcap",
 		"docker-credential-desktop", "docker-credential-pass", "docker-credential-secretservice", "aws", "gcloud", "az",
@@ -145,7 +145,7 @@ func registerSecretHandlers(reg func(func(*call), ...string)) {
 
 // keyring judges the command-line clients of desktop keyrings and
 // password stores: reading an entry prints a secret.
-func (c *call) keyring() {
+func (c *call) keyring() outcome {
 	_, ops := c.split(optSpec{short: "bpf", long: []string{"keyring-backend", "keyring-path", "folder", "wallet"}})
 	switch {
 	case c.name == "kwallet-query" && !hasWord(c.argv, "-l") && !hasWord(c.argv, "--list-entries"),
@@ -157,11 +157,12 @@ func (c *call) keyring() {
 	case c.name != "keyring" && (len(ops) == 1 && !strings.HasPrefix(ops[0].val, "-") && ops[0].val != "ls" && ops[0].val != "list" && ops[0].val != "help" && ops[0].val != "version"):
 		c.deny("secrets", c.name+" prints a stored secret")
 	}
+	return genericScan
 }
 
 // secretTool judges tools whose purpose is to read or move credentials,
 // and cloud CLIs.
-func (c *call) secretTool() {
+func (c *call) secretTool() outcome {
 	args := argTexts(c.argv[1:])
 	joined := " " + strings.Join(args, " ") + " "
 	switch c.name {
@@ -175,12 +176,12 @@ func (c *call) secretTool() {
 		}
 	case "secret-tool", "keyctl", "vault", "op", "bw", "docker-credential-desktop", "docker-credential-pass", "docker-credential-secretservice":
 		if len(args) == 0 || args[0] == "--help" || args[0] == "version" || args[0] == "--version" || args[0] == "status" {
-			return
+			return genericScan
 		}
 		c.deny("secrets", c.name+" reads stored secrets")
 	case "pass":
 		if len(args) > 0 && (args[0] == "ls" || args[0] == "--help" || args[0] == "version" || args[0] == "init" || args[0] == "git") {
-			return
+			return genericScan
 		}
 		c.deny("secrets", "reads the password store")
 	case "getent":
@@ -194,17 +195,17 @@ func (c *call) secretTool() {
 	case "tcpdump", "tshark", "dumpcap":
 		for _, a := range args {
 			if a == "-D" || a == "--list-interfaces" || a == "-h" || a == "--version" || a == "-r" {
-				return
+				return genericScan
 			}
 		}
 		c.deny("secrets", c.name+" captures network traffic")
 	case "aws", "gcloud", "az", "gsutil", "rclone", "s3cmd":
-		c.cloud(args, joined)
+		return c.cloud(args, joined)
 	}
+	return genericScan
 }
 
-func (c *call) cloud(args []string, joined string) {
-	c.noPathScan = true
+func (c *call) cloud(args []string, joined string) outcome {
 	remote := func(s string) bool {
 		return strings.HasPrefix(s, "s3://") || strings.HasPrefix(s, "gs://") || strings.HasPrefix(s, "az://") ||
 			strings.HasPrefix(s, "https://") || (c.name == "rclone" && strings.Contains(s, ":") && !strings.HasPrefix(s, "/"))
@@ -217,7 +218,7 @@ func (c *call) cloud(args []string, joined string) {
 		strings.Contains(joined, "keyvault secret show") || strings.Contains(joined, "get-login-password") ||
 		strings.Contains(joined, " config show ") && c.name == "rclone", cloudPrintsCredentials(args):
 		c.deny("secrets", c.name+" prints cloud credentials")
-		return
+		return judgedArgs
 	}
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-") && isDestructiveWord(a) || a == "--delete" || a == "--delete-removed" || a == "--delete-after" ||
@@ -254,4 +255,5 @@ func (c *call) cloud(args []string, joined string) {
 	if upload {
 		c.deny("exfiltration", c.name+" uploads local files to cloud storage")
 	}
+	return judgedArgs
 }

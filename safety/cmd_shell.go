@@ -91,9 +91,7 @@ func isDecoderName(n string, ce *syntax.CallExpr) bool {
 }
 
 // shell judges sh -c strings, scripts and shells reading from stdin.
-func (c *call) shell() {
-	c.progName = c.name
-	c.noPathScan = true
+func (c *call) shell() outcome {
 	i, opts := parseOpts(c.argv, 1, optSpec{short: "oO", long: []string{"rcfile", "init-file"}})
 	ops := c.argv[i:]
 	if has(opts, "p", "privileged") && c.name != "fish" && c.name != "csh" && c.name != "tcsh" {
@@ -103,17 +101,17 @@ func (c *call) shell() {
 		if len(ops) > 0 {
 			c.j.nested(c.owner, ops[0], c.sc, c.name+" -c")
 		}
-		return
+		return judgedArgs
 	}
 	if len(ops) == 0 || has(opts, "s") || ops[0].val == "-" || ops[0].val == "/dev/stdin" {
-		c.readsProgram = true
 		c.ci.shell = true
-		return
+		return readsStdin(c.name)
 	}
 	if has(opts, "i") {
 		c.ci.shell = true
 	}
 	c.runFile(ops[0])
+	return judgedArgs
 }
 
 // runFile judges running a script or program file.
@@ -141,10 +139,9 @@ func (c *call) runFile(a arg) {
 	c.checkPath(p, accRead)
 }
 
-func (c *call) eval() {
-	c.noPathScan = true
+func (c *call) eval() outcome {
 	if len(c.argv) < 2 {
-		return
+		return judgedArgs
 	}
 	joined := arg{}
 	var parts []string
@@ -155,66 +152,66 @@ func (c *call) eval() {
 	}
 	joined.val = strings.Join(parts, " ")
 	c.j.nested(c.owner, joined, c.sc, "eval")
+	return judgedArgs
 }
 
-func (c *call) source() {
-	c.noPathScan = true
+func (c *call) source() outcome {
 	if len(c.argv) < 2 {
-		return
+		return judgedArgs
 	}
 	a := c.argv[1]
-	c.progName = "sh"
 	if a.val == "/dev/stdin" || a.val == "-" {
-		c.readsProgram = true
-		return
+		return readsStdin("sh")
 	}
 	if p, ok := c.j.resolve(a, c.sc); ok && strings.HasSuffix(p, "/bin/activate") && c.j.inWorkspace(p) {
 		c.sc.venv = true
 	}
 	c.runFile(a)
+	return judgedArgs
 }
 
-func (c *call) trap() {
-	c.noPathScan = true
+func (c *call) trap() outcome {
 	if len(c.argv) < 3 {
-		return
+		return judgedArgs
 	}
 	a := c.argv[1]
 	if a.val == "-" || a.val == "" || strings.HasPrefix(a.val, "-") {
-		return
+		return judgedArgs
 	}
 	c.j.nested(c.owner, a, c.sc, "trap")
+	return judgedArgs
 }
 
-func (c *call) alias() {
-	c.noPathScan = true
+func (c *call) alias() outcome {
 	for _, a := range c.argv[1:] {
 		if _, v, ok := strings.Cut(a.val, "="); ok {
 			c.j.nested(c.owner, arg{val: v, fetch: a.fetch, decode: a.decode}, c.sc, "alias")
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) unset() {
+func (c *call) unset() outcome {
 	for _, a := range c.argv[1:] {
 		switch a.val {
 		case "HISTFILE", "HISTSIZE", "HISTFILESIZE":
 			c.deny("anti_forensics", "disables shell history")
 		}
 	}
+	return genericScan
 }
 
-func (c *call) set() {
-	c.noPathScan = true
+func (c *call) set() outcome {
 	if len(c.argv) == 1 {
 		c.deny("secrets", "prints all shell variables and the environment")
-		return
+		return judgedArgs
 	}
 	for i, a := range c.argv[1:] {
 		if a.val == "+o" && i+2 < len(c.argv) && c.argv[i+2].val == "history" {
 			c.deny("anti_forensics", "disables shell history")
 		}
 	}
+	return judgedArgs
 }
 
 // declClause judges export, declare, local, readonly and typeset.
@@ -239,31 +236,31 @@ func (j *judge) declClause(owner int, d *syntax.DeclClause, sc *scope) {
 	}
 }
 
-func (c *call) cd() {
+func (c *call) cd() outcome {
 	switch c.name {
 	case "popd":
 		c.sc.cwd = ""
-		return
+		return genericScan
 	}
 	_, ops := c.split(optSpec{})
 	if len(ops) == 0 {
 		c.sc.cwd = c.j.p.home
-		return
+		return genericScan
 	}
 	if ops[0].val == "-" {
 		c.sc.cwd = ""
-		return
+		return genericScan
 	}
 	p, ok := c.j.resolve(ops[0], c.sc)
 	if !ok {
 		c.sc.cwd = ""
-		return
+		return genericScan
 	}
 	c.sc.cwd = p
+	return genericScan
 }
 
-func (c *call) su() {
-	c.noPathScan = true
+func (c *call) su() outcome {
 	c.deny("privilege", "switches to another user ("+c.name+")")
 	if c.name == "sg" {
 		rest := c.argv[1:]
@@ -277,12 +274,12 @@ func (c *call) su() {
 				c.j.nested(c.owner, rest[1], c.sc, "sg")
 			}
 		}
-		return
+		return judgedArgs
 	}
 	i, opts := parseOpts(c.argv, 1, optSpec{short: "csgGwu", long: []string{"command", "shell", "group", "supp-group", "whitelist-environment", "user", "session-command"}})
 	if cmd, ok := hasOpt(opts, "c", "command", "session-command"); ok {
 		c.j.nested(c.owner, cmd, c.sc, c.name+" -c")
-		return
+		return judgedArgs
 	}
 	rest := c.argv[i:]
 	if len(rest) > 0 && rest[0].val == "-" {
@@ -290,7 +287,7 @@ func (c *call) su() {
 	}
 	if c.name == "runuser" && has(opts, "u", "user") {
 		c.j.judgeArgv(c.owner, rest, c.sc)
-		return
+		return judgedArgs
 	}
 	// su [user] [-c cmd] with options after the user name.
 	for k := 0; k+1 < len(rest); k++ {
@@ -298,10 +295,10 @@ func (c *call) su() {
 			c.j.nested(c.owner, rest[k+1], c.sc, c.name+" -c")
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) watch() {
-	c.noPathScan = true
+func (c *call) watch() outcome {
 	i, _ := parseOpts(c.argv, 1, optSpec{short: "nq", long: []string{"interval", "differences"}})
 	var parts []string
 	a := arg{}
@@ -314,10 +311,10 @@ func (c *call) watch() {
 	if a.val != "" {
 		c.j.nested(c.owner, a, c.sc, "watch")
 	}
+	return judgedArgs
 }
 
-func (c *call) script() {
-	c.noPathScan = true
+func (c *call) script() outcome {
 	opts, ops := c.split(optSpec{short: "cETIOBmt", long: []string{"command", "echo", "timing", "log-in", "log-out", "log-io", "logging-format"}})
 	if cmd, ok := hasOpt(opts, "c", "command"); ok {
 		c.j.nested(c.owner, cmd, c.sc, "script -c")
@@ -325,9 +322,10 @@ func (c *call) script() {
 	for _, o := range ops {
 		c.checkArg(o, accWrite)
 	}
+	return judgedArgs
 }
 
-func (c *call) lister() {
+func (c *call) lister() outcome {
 	_, ops := c.split(optSpec{short: "ITwLe", long: []string{"ignore", "hide", "width", "level", "exclude", "extension", "type"}})
 	dir := c.sc.cwd
 	if len(ops) == 1 {
@@ -338,22 +336,23 @@ func (c *call) lister() {
 	if dir != "" && c.j.inWorkspace(dir) {
 		c.ci.lister = dir
 	}
+	return genericScan
 }
 
-func (c *call) history() {
+func (c *call) history() outcome {
 	for _, a := range c.argv[1:] {
 		switch {
 		case a.val == "-c" || a.val == "-d" || strings.HasPrefix(a.val, "-c") || a.val == "-w" || a.val == "-r":
 			c.deny("anti_forensics", "clears or rewrites shell history")
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
 var secretVarName = lazyre.New(`(?i)(token|secret|passw|api_?key|private|credential|_key$|^key$|auth)`)
 
-func (c *call) printenv() {
-	c.noPathScan = true
+func (c *call) printenv() outcome {
 	names := 0
 	for _, a := range c.argv[1:] {
 		if strings.HasPrefix(a.val, "-") {
@@ -367,12 +366,14 @@ func (c *call) printenv() {
 	if names == 0 {
 		c.deny("secrets", "prints the process environment")
 	}
+	return judgedArgs
 }
 
-func (c *call) psCmd() {
+func (c *call) psCmd() outcome {
 	for _, a := range c.argv[1:] {
 		if !strings.HasPrefix(a.val, "-") && strings.Contains(a.val, "e") && strings.Trim(a.val, "auxwefjlrTHSmcn") == "" {
 			c.deny("secrets", "prints the environment of processes")
 		}
 	}
+	return genericScan
 }

@@ -2,15 +2,14 @@ package safety
 
 import "strings"
 
-func registerSSHHandlers(reg func(func(*call), ...string)) {
+func registerSSHHandlers(reg func(handler, ...string)) {
 	reg((*call).ssh, "ssh", "autossh", "dbclient", "mosh")
 	reg((*call).scp, "scp", "sftp", "rsync")
 }
 
 // ssh judges the remote command as if it ran here, and the forwarding
 // options.
-func (c *call) ssh() {
-	c.noPathScan = true
+func (c *call) ssh() outcome {
 	i, opts := parseOpts(c.argv, 1, optSpec{short: "bcDEeFIiJLlmOoPpQRSWwM"})
 	for _, o := range opts {
 		switch o.name {
@@ -37,7 +36,7 @@ func (c *call) ssh() {
 	}
 	rest := c.argv[i:]
 	if len(rest) == 0 {
-		return
+		return judgedArgs
 	}
 	c.loginHere(rest[0], opts)
 	c.ci.sink = true
@@ -58,6 +57,7 @@ func (c *call) ssh() {
 			c.deny("exfiltration", "sends a file to a remote host: "+c.stdinFile)
 		}
 	}
+	return judgedArgs
 }
 
 // scanOneIdentity allows ssh to use a key without counting it as reading
@@ -80,8 +80,7 @@ func isRemoteSpec(v string) bool {
 	return j < 0 || i < j
 }
 
-func (c *call) scp() {
-	c.noPathScan = true
+func (c *call) scp() outcome {
 	spec := optSpec{short: "cFiJloPSDX", long: []string{"rsh", "exclude", "include", "filter", "rsync-path", "files-from", "exclude-from", "include-from", "password-file", "log-file", "chmod", "chown", "port", "backup-dir", "suffix", "compare-dest", "link-dest", "copy-dest", "temp-dir", "partial-dir", "bwlimit", "timeout", "contimeout", "out-format", "info", "debug", "max-size", "min-size", "max-delete", "usermap", "groupmap"}}
 	if c.name == "rsync" {
 		spec.short = "eBfTM"
@@ -106,10 +105,10 @@ func (c *call) scp() {
 			c.scanOne(b, accRead)
 			c.deny("exfiltration", "runs an sftp batch that may upload files")
 		}
-		return
+		return judgedArgs
 	}
 	if len(ops) < 2 {
-		return
+		return judgedArgs
 	}
 	dest := ops[len(ops)-1]
 	srcs := ops[:len(ops)-1]
@@ -117,10 +116,10 @@ func (c *call) scp() {
 		for _, s := range srcs {
 			if !isRemoteSpec(s.val) {
 				c.deny("exfiltration", c.name+" uploads local files to another host: "+s.text())
-				return
+				return judgedArgs
 			}
 		}
-		return
+		return judgedArgs
 	}
 	tree := has(opts, "r", "a", "recursive", "archive")
 	for _, s := range srcs {
@@ -141,4 +140,5 @@ func (c *call) scp() {
 	}
 	c.checkArg(dest, accWrite)
 	c.taintCopies(srcs, dest, tree)
+	return judgedArgs
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-func registerSystemHandlers(reg func(func(*call), ...string)) {
+func registerSystemHandlers(reg func(handler, ...string)) {
 	reg((*call).power, "shutdown", "reboot", "halt", "poweroff", "telinit", "kexec", "pm-suspend", "pm-hibernate",
 		"pm-powerdown", "rtcwake", "systemd-halt", "systemd-reboot", "systemd-poweroff")
 	reg((*call).initCmd, "init")
@@ -30,17 +30,19 @@ func registerSystemHandlers(reg func(func(*call), ...string)) {
 	reg((*call).auditctl, "auditctl", "auditd", "wevtutil", "logrotate")
 }
 
-func (c *call) power() {
+func (c *call) power() outcome {
 	if c.name == "shutdown" && len(c.argv) > 1 && c.argv[1].val == "-k" {
-		return
+		return genericScan
 	}
 	c.deny("power", c.name+" stops or restarts the machine")
+	return genericScan
 }
 
-func (c *call) initCmd() {
+func (c *call) initCmd() outcome {
 	if len(c.argv) > 1 {
 		c.deny("power", "init changes the run level")
 	}
+	return genericScan
 }
 
 func (c *call) verb(spec optSpec) (string, []arg, []opt) {
@@ -51,13 +53,13 @@ func (c *call) verb(spec optSpec) (string, []arg, []opt) {
 	return ops[0].val, ops[1:], opts
 }
 
-func (c *call) systemctl() {
+func (c *call) systemctl() outcome {
 	v, _, _ := c.verb(optSpec{short: "HMtpsnoT", long: []string{"host", "machine", "type", "property", "signal", "lines", "output", "state", "kill-whom", "kill-who", "job-mode", "root", "what", "timestamp", "boot-loader-entry", "boot-loader-menu"}})
 	switch v {
 	case "", "status", "show", "cat", "list-units", "list-unit-files", "list-timers", "list-sockets", "list-dependencies",
 		"list-jobs", "list-machines", "list-automounts", "list-paths", "is-active", "is-enabled", "is-failed",
 		"is-system-running", "help", "get-default", "show-environment", "--version", "whoami":
-		return
+		return genericScan
 	case "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate",
 		"emergency", "rescue", "default", "soft-reboot", "exit":
 		c.deny("power", "systemctl "+v+" stops or restarts the machine")
@@ -68,47 +70,49 @@ func (c *call) systemctl() {
 	default:
 		c.deny("services", "systemctl "+v+" changes running services")
 	}
+	return genericScan
 }
 
-func (c *call) service() {
+func (c *call) service() outcome {
 	args := argTexts(c.argv[1:])
 	joined := " " + strings.Join(args, " ") + " "
 	switch c.name {
 	case "service", "rc-service", "sv":
 		if len(args) == 0 || strings.Contains(joined, " status ") || strings.Contains(joined, "--status-all") {
-			return
+			return genericScan
 		}
 	case "supervisorctl", "initctl":
 		if len(args) == 0 || strings.HasPrefix(joined, " status") || strings.HasPrefix(joined, " avail") || strings.HasPrefix(joined, " list") {
-			return
+			return genericScan
 		}
 	case "pm2":
 		if len(args) == 0 || strings.HasPrefix(joined, " list ") || strings.HasPrefix(joined, " ls ") || strings.HasPrefix(joined, " logs") || strings.HasPrefix(joined, " status") || strings.HasPrefix(joined, " show") || strings.HasPrefix(joined, " start ") || strings.HasPrefix(joined, " monit") {
-			return
+			return genericScan
 		}
 		if strings.HasPrefix(joined, " startup") || strings.HasPrefix(joined, " save") {
 			c.deny("persistence", "pm2 "+args[0]+" starts processes at boot")
-			return
+			return genericScan
 		}
 	case "launchctl":
 		if len(args) == 0 || args[0] == "list" || args[0] == "print" {
-			return
+			return genericScan
 		}
 		if args[0] == "load" || args[0] == "bootstrap" || args[0] == "enable" {
 			c.deny("persistence", "launchctl "+args[0]+" installs a service")
-			return
+			return genericScan
 		}
 	case "rc-update", "update-rc.d", "chkconfig":
 		if len(args) == 0 || args[0] == "show" || args[0] == "--list" {
-			return
+			return genericScan
 		}
 		c.deny("persistence", c.name+" changes which services start at boot")
-		return
+		return genericScan
 	}
 	c.deny("services", c.name+" changes running services")
+	return genericScan
 }
 
-func (c *call) loginctl() {
+func (c *call) loginctl() outcome {
 	v, _, _ := c.verb(optSpec{short: "HMps", long: []string{"host", "machine", "property", "signal"}})
 	switch v {
 	case "poweroff", "reboot", "suspend", "hibernate", "halt":
@@ -116,19 +120,19 @@ func (c *call) loginctl() {
 	case "terminate-session", "terminate-user", "kill-session", "kill-user", "terminate-seat", "disable-linger", "enable-linger":
 		if v == "enable-linger" {
 			c.deny("persistence", "loginctl enable-linger keeps user services running")
-			return
+			return genericScan
 		}
 		c.deny("services", "loginctl "+v+" ends sessions")
 	}
+	return genericScan
 }
 
-func (c *call) kill() {
-	c.noPathScan = true
+func (c *call) kill() outcome {
 	args := c.argv[1:]
 	for k := 0; k < len(args); k++ {
 		v := args[k].val
 		if v == "-l" || v == "-L" || v == "--list" || v == "--table" {
-			return
+			return judgedArgs
 		}
 		if v == "-s" || v == "-n" || v == "--signal" {
 			k++
@@ -142,7 +146,7 @@ func (c *call) kill() {
 		}
 		if strings.Contains(v, "%ppid") {
 			c.deny("self_tamper", "kills the process that runs nanobot")
-			return
+			return judgedArgs
 		}
 		if strings.HasPrefix(args[k].text(), "%") {
 			continue
@@ -151,7 +155,7 @@ func (c *call) kill() {
 		case !args[k].known():
 			if strings.Contains(v, "%ppid") {
 				c.deny("self_tamper", "kills the process that runs nanobot")
-				return
+				return judgedArgs
 			}
 			c.deny("services", "kills processes only known at run time")
 		case v == "%ppid":
@@ -164,22 +168,23 @@ func (c *call) kill() {
 			c.deny("services", "kills the whole process group")
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) killall() {
-	c.noPathScan = true
+func (c *call) killall() outcome {
 	for _, a := range c.argv[1:] {
 		if a.val == "-l" || a.val == "--list" || a.val == "-V" || a.val == "--version" {
-			return
+			return judgedArgs
 		}
 	}
 	if c.stopsOwnScript() {
-		return
+		return judgedArgs
 	}
 	c.deny("services", c.name+" kills processes by name")
+	return judgedArgs
 }
 
-func (c *call) sysConfig() {
+func (c *call) sysConfig() outcome {
 	args := argTexts(c.argv[1:])
 	joined := " " + strings.Join(args, " ") + " "
 	ro := false
@@ -239,17 +244,17 @@ func (c *call) sysConfig() {
 		ro = strings.Contains(joined, " -n ") || strings.Contains(joined, "--dry-run") || strings.Contains(joined, " -c ") || strings.Contains(joined, "--show")
 	}
 	if ro {
-		return
+		return genericScan
 	}
 	c.deny("system_config", c.name+" changes system configuration")
+	return genericScan
 }
 
-func (c *call) crontab() {
-	c.noPathScan = true
+func (c *call) crontab() outcome {
 	opts, ops := c.split(optSpec{short: "u", long: []string{"user"}})
 	switch {
 	case has(opts, "l"):
-		return
+		return judgedArgs
 	case has(opts, "r"):
 		c.deny("system_config", "crontab -r removes scheduled jobs")
 	default:
@@ -258,60 +263,65 @@ func (c *call) crontab() {
 	for _, o := range ops {
 		c.scanOne(o, accRead)
 	}
+	return judgedArgs
 }
 
-func (c *call) atCmd() {
+func (c *call) atCmd() outcome {
 	for _, a := range c.argv[1:] {
 		if a.val == "-l" || a.val == "-c" {
-			return
+			return genericScan
 		}
 	}
 	c.deny("persistence", c.name+" schedules a command to run later")
 	if c.stdinText != nil {
 		c.j.nested(c.owner, *c.stdinText, c.sc, c.name)
 	}
+	return genericScan
 }
 
-func (c *call) accounts() {
+func (c *call) accounts() outcome {
 	if c.name == "chage" && len(c.argv) > 1 && c.argv[1].val == "-l" {
-		return
+		return genericScan
 	}
 	if c.name == "sudoedit" || c.name == "visudo" {
 		if len(c.argv) > 1 && (c.argv[1].val == "-c" || c.argv[1].val == "--check") {
-			return
+			return genericScan
 		}
 	}
 	c.deny("privilege", c.name+" changes users, groups, passwords or capabilities")
+	return genericScan
 }
 
-func (c *call) journalctl() {
+func (c *call) journalctl() outcome {
 	for _, a := range c.argv[1:] {
 		if strings.HasPrefix(a.val, "--vacuum") || a.val == "--rotate" || a.val == "--flush" || a.val == "--relinquish-var" {
 			c.deny("anti_forensics", "journalctl "+a.val+" discards system logs")
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
-func (c *call) dmesg() {
+func (c *call) dmesg() outcome {
 	for _, a := range c.argv[1:] {
 		if a.val == "-c" || a.val == "-C" || a.val == "--clear" || a.val == "--read-clear" || (strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "--") && strings.ContainsAny(a.val, "cC")) {
 			c.deny("anti_forensics", "dmesg clears the kernel log")
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
-func (c *call) auditctl() {
+func (c *call) auditctl() outcome {
 	args := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
 	switch c.name {
 	case "auditctl":
 		if args == "  " || strings.Contains(args, " -l ") || strings.Contains(args, " -s ") {
-			return
+			return genericScan
 		}
 		if strings.Contains(args, " -D ") || strings.Contains(args, " -e 0 ") || strings.Contains(args, " -e0 ") {
 			c.deny("anti_forensics", "auditctl disables or clears audit rules")
-			return
+			return genericScan
 		}
 		c.deny("system_config", "auditctl changes audit rules")
 	case "wevtutil":
@@ -323,4 +333,5 @@ func (c *call) auditctl() {
 	default:
 		c.deny("services", c.name+" controls the audit daemon")
 	}
+	return genericScan
 }

@@ -7,20 +7,19 @@ import (
 )
 
 // echo records literal output so that "echo ... | sh" can be judged.
-func (c *call) echo() {
-	c.noPathScan = true
+func (c *call) echo() outcome {
 	args := c.argv[1:]
 	var sb strings.Builder
 	if c.name == "printf" {
 		if len(args) > 0 && args[0].val == "-v" {
-			return
+			return judgedArgs
 		}
 		if len(args) == 0 {
-			return
+			return judgedArgs
 		}
 		for _, a := range args {
 			if !a.known() {
-				return
+				return judgedArgs
 			}
 		}
 		format := args[0].val
@@ -49,7 +48,7 @@ func (c *call) echo() {
 		var parts []string
 		for _, a := range args {
 			if !a.known() {
-				return
+				return judgedArgs
 			}
 			parts = append(parts, a.val)
 		}
@@ -62,6 +61,7 @@ func (c *call) echo() {
 	sb.WriteString("\n")
 	c.ci.literal = true
 	c.ci.text = sb.String()
+	return judgedArgs
 }
 
 var (
@@ -74,7 +74,7 @@ var (
 	reAwkString  = lazyre.New(`"((?:[^"\\]|\\.)*)"`)
 )
 
-func (c *call) decoder() {
+func (c *call) decoder() outcome {
 	opts, ops := c.split(optSpec{short: "wsic", long: []string{"wrap"}})
 	decode := false
 	switch c.name {
@@ -91,17 +91,16 @@ func (c *call) decoder() {
 		decode = true
 	}
 	c.ci.decode = decode
-	c.noPathScan = true
 	for _, o := range ops {
 		c.scanOne(o, accRead)
 	}
 	if decode && c.stdout != "" {
 		c.sc.tainted[c.stdout] = "obfuscation"
 	}
+	return judgedArgs
 }
 
-func (c *call) grep() {
-	c.noPathScan = true
+func (c *call) grep() outcome {
 	short := "efmABCdD"
 	if c.name == "rg" || c.name == "ag" {
 		short = "efgtTmABCjMrE"
@@ -158,10 +157,10 @@ func (c *call) grep() {
 			c.deny("secrets", c.name+" searches files outside the workspace for credentials and prints them")
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) sed() {
-	c.noPathScan = true
+func (c *call) sed() outcome {
 	opts, ops := c.split(optSpec{short: "eflE", long: []string{"expression", "file", "line-length"}})
 	script := ""
 	if e, ok := hasOpt(opts, "e", "expression"); ok {
@@ -183,10 +182,10 @@ func (c *call) sed() {
 	for _, o := range ops {
 		c.checkArg(o, acc)
 	}
+	return judgedArgs
 }
 
-func (c *call) awk() {
-	c.noPathScan = true
+func (c *call) awk() outcome {
 	opts, ops := c.split(optSpec{short: "fvFi", long: []string{"file", "assign", "field-separator", "include"}})
 	prog := arg{}
 	if f, ok := hasOpt(opts, "f", "file"); ok {
@@ -201,9 +200,10 @@ func (c *call) awk() {
 		}
 	}
 	if prog.val == "" {
-		return
+		return judgedArgs
 	}
 	c.awkProgram(prog.val)
+	return judgedArgs
 }
 
 // awkProgram judges the commands an awk program runs.
@@ -224,9 +224,9 @@ func (c *call) awkProgram(code string) {
 				c.deny("reverse_shell", "awk opens a network connection")
 				continue
 			}
-			c.progName = baseName(strings.Fields(t + " x")[0])
-			if isShellName(c.progName) || isInterpreter(c.progName) {
-				c.deny("obfuscation", "awk pipes generated text into "+c.progName)
+			prog := baseName(strings.Fields(t + " x")[0])
+			if isShellName(prog) || isInterpreter(prog) {
+				c.deny("obfuscation", "awk pipes generated text into "+prog)
 				continue
 			}
 			c.j.nested(c.owner, arg{val: t}, c.sc, "awk pipe")

@@ -2,12 +2,33 @@ package safety
 
 import "strings"
 
+// handler judges one command: it reports its findings to the judge and
+// returns what the steps after it need to know.
+type handler func(*call) outcome
+
+// outcome is what a handler decided besides its findings: whether the
+// generic scan of the arguments (scanArgs) still runs, and which
+// interpreter reads its program from standard input (stdinProgram).
+type outcome struct {
+	argsJudged bool   // the handler judged the arguments itself
+	stdinProg  string // the interpreter reading its program from stdin; "" for none
+}
+
+var (
+	genericScan = outcome{}                 // the generic scan judges the arguments
+	judgedArgs  = outcome{argsJudged: true} // the handler judged the arguments
+)
+
+// readsStdin is the outcome of a handler that judged the arguments and
+// whose command prog reads its program from standard input.
+func readsStdin(prog string) outcome { return outcome{argsJudged: true, stdinProg: prog} }
+
 // commandHandlers maps command names to the function judging them.
 // Commands without a handler are allowed unless their arguments name
 // protected or secret paths.
-func commandHandlers() map[string]func(*call) {
-	h := map[string]func(*call){}
-	reg := func(f func(*call), names ...string) {
+func commandHandlers() map[string]handler {
+	h := map[string]handler{}
+	reg := func(f handler, names ...string) {
 		for _, n := range names {
 			h[n] = f
 		}
@@ -63,19 +84,20 @@ func commandHandlers() map[string]func(*call) {
 	return h
 }
 
-// dispatch runs the handler for the command name.
-func (c *call) dispatch() {
+// dispatch runs the handler for the command name and returns its outcome.
+func (c *call) dispatch() outcome {
 	full := c.argv[0].val
 	if strings.HasPrefix(full, "/etc/init.d/") || strings.HasPrefix(full, "/etc/rc.d/") {
 		if len(c.argv) > 1 && c.argv[1].val == "status" {
-			return
+			return genericScan
 		}
 		c.deny("services", "controls a system service: "+full)
-		return
+		return genericScan
 	}
 	if f := c.j.p.handlers[c.name]; f != nil {
-		f(c)
+		return f(c)
 	}
+	return genericScan
 }
 
 // split separates options (anywhere before "--") from operands.

@@ -7,20 +7,18 @@ import (
 // interp judges interpreter invocations: one-liners by the patterns of
 // their code, programs read from stdin by what feeds them, script files by
 // where they came from, and a few modules (python -m http.server, pip).
-func (c *call) interp() {
-	c.noPathScan = true
+func (c *call) interp() outcome {
 	lang := interpLang(c.name)
-	c.progName = lang
 	args := c.argv[1:]
 	in := c.interpArgs(lang, args)
 	if in.encoded {
 		c.deny("obfuscation", "powershell runs an encoded command")
-		return
+		return judgedArgs
 	}
 	if c.interpSubcommand(&in, args) {
-		return
+		return judgedArgs
 	}
-	c.interpRun(lang, in)
+	return c.interpRun(lang, in)
 }
 
 // interpLine is what an interpreter's command line holds.
@@ -255,43 +253,44 @@ func (c *call) interpSubcommand(in *interpLine, args []arg) bool {
 
 // interpRun judges what the interpreter runs: its code, a module, files it
 // edits, a program from stdin or a script file.
-func (c *call) interpRun(lang string, in interpLine) {
+func (c *call) interpRun(lang string, in interpLine) outcome {
 	for _, a := range in.code {
 		c.judgeCode(lang, a)
 	}
 	if in.module != "" {
 		c.pyModule(in.module, in.ops)
-		return
+		return judgedArgs
 	}
 	if in.inPlace {
 		for _, o := range in.ops {
 			c.checkArg(o, accWrite)
 		}
-		return
+		return judgedArgs
 	}
 	if len(in.code) > 0 {
 		for _, o := range in.ops {
 			c.scanOne(o, accRead)
 		}
-		return
+		return judgedArgs
 	}
 	ops := in.ops
 	if len(ops) == 0 || ops[0].val == "-" || ops[0].val == "/dev/stdin" {
 		switch lang {
 		case "python", "perl", "ruby", "node", "php", "pwsh", "lua", "tclsh", "jshell", "osascript":
-			c.readsProgram = true
 			c.ci.shell = true
+			return readsStdin(lang)
 		}
-		return
+		return judgedArgs
 	}
 	if (lang == "node") && isURL(ops[0].val) {
 		c.deny("download_exec", "runs a script straight from the network: "+ops[0].text())
-		return
+		return judgedArgs
 	}
 	c.runFile(ops[0])
 	for _, o := range ops[1:] {
 		c.scanOne(o, accRead)
 	}
+	return judgedArgs
 }
 
 // codeFlags are the options that pass a program as text, for the

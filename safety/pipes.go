@@ -4,19 +4,19 @@ import "strings"
 
 // stdinProgram judges what an interpreter reads as its program from
 // standard input: a pipe, a here-document or a file.
-func (c *call) stdinProgram() {
+func (c *call) stdinProgram(prog string) {
 	if c.stdinText != nil {
-		c.judgeProgram(*c.stdinText, "here-document")
+		c.judgeProgram(prog, *c.stdinText, "here-document")
 		return
 	}
 	if s := c.stdinSubst; s != nil {
 		switch {
 		case s.fetch:
-			c.deny("download_exec", "feeds a download into "+c.progName)
+			c.deny("download_exec", "feeds a download into "+prog)
 		case s.decode:
-			c.deny("obfuscation", "feeds decoded data into "+c.progName)
+			c.deny("obfuscation", "feeds decoded data into "+prog)
 		default:
-			c.deny("obfuscation", "feeds command output of unknown content into "+c.progName)
+			c.deny("obfuscation", "feeds command output of unknown content into "+prog)
 		}
 		return
 	}
@@ -37,13 +37,13 @@ func (c *call) stdinProgram() {
 	for _, p := range c.in {
 		switch {
 		case p.fetch:
-			c.deny("download_exec", "pipes a download into "+c.progName)
+			c.deny("download_exec", "pipes a download into "+prog)
 			return
 		case p.netClient:
-			c.deny("reverse_shell", "pipes a network connection into "+c.progName)
+			c.deny("reverse_shell", "pipes a network connection into "+prog)
 			return
 		case p.decode:
-			c.deny("obfuscation", "pipes decoded data into "+c.progName)
+			c.deny("obfuscation", "pipes decoded data into "+prog)
 			return
 		}
 		if !p.literal {
@@ -52,19 +52,19 @@ func (c *call) stdinProgram() {
 		text.WriteString(p.text)
 	}
 	if !allLiteral {
-		c.deny("obfuscation", "pipes data of unknown content into "+c.progName)
+		c.deny("obfuscation", "pipes data of unknown content into "+prog)
 		return
 	}
-	c.judgeProgram(arg{val: text.String()}, "piped program")
+	c.judgeProgram(prog, arg{val: text.String()}, "piped program")
 }
 
-// judgeProgram judges program text for the current interpreter.
-func (c *call) judgeProgram(a arg, what string) {
-	if isShellName(c.progName) {
+// judgeProgram judges program text for the interpreter prog.
+func (c *call) judgeProgram(prog string, a arg, what string) {
+	if isShellName(prog) {
 		c.j.nested(c.owner, a, c.sc, what)
 		return
 	}
-	c.judgeCode(c.progName, a)
+	c.judgeCode(prog, a)
 }
 
 // pipelineRules looks at a whole pipeline for data flowing from sensitive
