@@ -30,16 +30,26 @@ type callInfo struct {
 	outside    bool // prints data it read outside the workspace
 }
 
-// call is the simple command being judged.
+// call is the simple command being judged: what it is (the invocation)
+// and where it is judged (the judge, the scope, the commands feeding it),
+// with the summary it publishes to the commands around it.
 type call struct {
-	j      *judge
-	sc     *scope
-	ci     *callInfo
-	owner  int
-	name   string
-	argv   []arg
-	in     []*callInfo
-	layers []layer
+	invocation
+	j     *judge
+	sc    *scope
+	ci    *callInfo   // what this command tells the commands after it
+	owner int         // the owner of its findings
+	in    []*callInfo // the commands feeding its standard input
+}
+
+// invocation is one simple command as the handlers read it: its name and
+// arguments after the wrappers it was unwrapped from, those wrappers, and
+// where its redirections point. Unwrapping and reading the redirections
+// fill it in before the handler runs; the handlers only read it.
+type invocation struct {
+	name   string  // the base name of the command, "" when nothing is left to judge
+	argv   []arg   // the command and its arguments; each word knows whether it is literal
+	layers []layer // the wrappers, outermost first (sudo, env, xargs ...)
 
 	stdinText  *arg   // here-document or here-string
 	stdinSubst *arg   // < <(command)
@@ -47,6 +57,7 @@ type call struct {
 	stdout     string // > file
 }
 
+// layer is one wrapper around the command: its words as written.
 type layer struct {
 	argv       []string
 	privileged bool

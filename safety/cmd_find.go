@@ -126,7 +126,7 @@ func (j *judge) judgeArgv(owner int, argv []arg, sc *scope) {
 	if len(argv) == 0 {
 		return
 	}
-	c := &call{j: j, sc: sc, ci: &callInfo{owner: owner}, owner: owner, argv: argv}
+	c := &call{invocation: invocation{argv: argv}, j: j, sc: sc, ci: &callInfo{owner: owner}, owner: owner}
 	if !c.checkName() {
 		return
 	}

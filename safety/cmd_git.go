@@ -109,7 +109,7 @@ func (c *call) gitClone(verb string, rest []arg) {
 }
 
 func splitArgs(args []arg, spec optSpec) ([]opt, []arg) {
-	c := &call{argv: append([]arg{litArg("x")}, args...)}
+	c := &call{invocation: invocation{argv: append([]arg{litArg("x")}, args...)}}
 	return c.split(spec)
 }
 

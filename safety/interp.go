@@ -332,7 +332,7 @@ func (c *call) pyModule(module string, ops []arg) {
 			c.serveCwd()
 		}
 	case "pip", "pip3":
-		inner := &call{j: c.j, sc: c.sc, ci: c.ci, owner: c.owner, name: "pip", argv: append([]arg{c.argv[0]}, ops...), layers: c.layers}
+		inner := &call{invocation: invocation{name: "pip", argv: append([]arg{c.argv[0]}, ops...), layers: c.layers}, j: c.j, sc: c.sc, ci: c.ci, owner: c.owner}
 		inner.pip()
 	case "pty":
 		c.deny("obfuscation", "python -m pty spawns a terminal")
