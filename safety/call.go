@@ -30,26 +30,34 @@ type callInfo struct {
 	outside    bool // prints data it read outside the workspace
 }
 
-// call is the simple command being judged.
+// call is the simple command being judged: what it is (the invocation)
+// and where it is judged (the judge, the scope, the commands feeding it),
+// with the summary it publishes to the commands around it.
 type call struct {
-	j      *judge
-	sc     *scope
-	ci     *callInfo
-	owner  int
-	name   string
-	argv   []arg
-	in     []*callInfo
-	layers []layer
-
-	stdinText    *arg   // here-document or here-string
-	stdinSubst   *arg   // < <(command)
-	stdinFile    string // < file
-	stdout       string // > file
-	noPathScan   bool   // the handler checked the arguments itself
-	readsProgram bool   // interpreter takes its program from stdin
-	progName     string
+	invocation
+	j     *judge
+	sc    *scope
+	ci    *callInfo   // what this command tells the commands after it
+	owner int         // the owner of its findings
+	in    []*callInfo // the commands feeding its standard input
 }
 
+// invocation is one simple command as the handlers read it: its name and
+// arguments after the wrappers it was unwrapped from, those wrappers, and
+// where its redirections point. Unwrapping and reading the redirections
+// fill it in before the handler runs; the handlers only read it.
+type invocation struct {
+	name   string  // the base name of the command, "" when nothing is left to judge
+	argv   []arg   // the command and its arguments; each word knows whether it is literal
+	layers []layer // the wrappers, outermost first (sudo, env, xargs ...)
+
+	stdinText  *arg   // here-document or here-string
+	stdinSubst *arg   // < <(command)
+	stdinFile  string // < file
+	stdout     string // > file
+}
+
+// layer is one wrapper around the command: its words as written.
 type layer struct {
 	argv       []string
 	privileged bool
@@ -119,9 +127,10 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 	c.unwrapAll()
 	c.applyRules()
 	c.redirectsOf(s.Redirs)
+	var o outcome
 	if c.name != "" {
 		c.checkTainted()
-		c.dispatch()
+		o = c.dispatch()
 		c.passThrough()
 		c.endlessStream()
 		c.printsFound()
@@ -129,12 +138,12 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 			c.secretVars(ce)
 		}
 	}
-	if !c.noPathScan {
+	if !o.argsJudged {
 		c.scanArgs()
 	}
 	c.selfCheck()
-	if c.readsProgram {
-		c.stdinProgram()
+	if o.stdinProg != "" {
+		c.stdinProgram(o.stdinProg)
 	}
 	ci.name = c.name
 	ci.argv = c.argv
@@ -308,99 +317,6 @@ func (j *judge) assignCheck(c *call, as *syntax.Assign, standalone bool) {
 	c.envCommand(as.Name.Value, v)
 }
 
-// redirects judges the redirections of a statement that is not a simple
-// command with a name (compound commands, bare redirections).
-func (j *judge) redirects(ci *callInfo, rs []*syntax.Redirect, sc *scope) {
-	c := &call{j: j, sc: sc, ci: ci, owner: ci.owner}
-	c.redirectsOf(rs)
-}
-
-func (c *call) redirectsOf(rs []*syntax.Redirect) {
-	for _, r := range rs {
-		switch r.Op {
-		case syntax.Hdoc, syntax.DashHdoc:
-			var a arg
-			if r.Hdoc != nil {
-				a = c.j.word(r.Hdoc, c.sc)
-			}
-			c.stdinText = &a
-			continue
-		case syntax.WordHdoc:
-			a := c.j.word(r.Word, c.sc)
-			a.val += "\n"
-			c.stdinText = &a
-			continue
-		}
-		if r.Word == nil {
-			continue
-		}
-		a := c.j.word(r.Word, c.sc)
-		if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
-			if !a.known() && (isShellName(c.name) || isInterpreter(c.name) || c.name == "exec") {
-				c.j.fdShells++
-			}
-			if isFD(a.val) || !a.known() {
-				continue
-			}
-		}
-		if r.Op == syntax.RdrIn && a.subst && a.proc != nil {
-			c.stdinSubst = &a
-			continue
-		}
-		p, ok := c.j.resolve(a, c.sc)
-		if ok && isNetDevice(p) {
-			c.ci.netClient = true
-			if f := strings.Split(p, "/"); len(f) >= 5 {
-				c.judgeDest(f[3], f[4], p)
-			}
-			if r.Op == syntax.RdrIn {
-				c.stdinFile = p
-				continue
-			}
-			if c.name == "" || c.name == "exec" || isShellName(c.name) || isInterpreter(c.name) || r.Op == syntax.RdrInOut || r.Op == syntax.DplOut || r.Op == syntax.DplIn {
-				c.deny("reverse_shell", "connects a shell to a network socket: "+p)
-			} else {
-				c.deny("exfiltration", "sends output to a network socket: "+p)
-			}
-			continue
-		}
-		switch r.Op {
-		case syntax.RdrIn:
-			if ok {
-				c.stdinFile = p
-			}
-			if c.checkArg(a, accRead) == "" && ok && !c.j.inWorkspace(p) && !isTemp(p) && !anyUnder(p, benignDevices) {
-				c.ci.sensitive = true
-			}
-		case syntax.AppOut, syntax.AppAll, syntax.AppClob, syntax.AppAllClob:
-			if !(ok && c.keyscanAppend(p)) {
-				c.checkArg(a, accCreate)
-			}
-			if ok {
-				c.stdout = p
-			}
-		default:
-			c.checkArg(a, accWrite)
-			if ok {
-				c.stdout = p
-			}
-		}
-	}
-}
-
-func isFD(s string) bool {
-	if s == "-" || s == "" {
-		return true
-	}
-	s = strings.TrimSuffix(s, "-")
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // scanArgs checks every argument that could name a file against protected
 // paths and secrets.
 func (c *call) scanArgs() {
@@ -453,211 +369,4 @@ func metaOnly(name string) bool {
 		return true
 	}
 	return false
-}
-
-// selfCheck refuses stopping or changing the running bot: its processes,
-// its service unit and its container, named by the bot's own names. Files
-// are judged by their paths elsewhere; a name inside a path (as in
-// ~/.nanobot/workspace) says nothing about what a command does.
-func (c *call) selfCheck() {
-	self := func(v string) bool {
-		for _, n := range c.j.p.selfNames {
-			if containsWord(v, n) {
-				return true
-			}
-		}
-		return false
-	}
-	ops := func() []string {
-		var out []string
-		for _, a := range c.argv[1:] {
-			if !strings.HasPrefix(a.val, "-") {
-				out = append(out, a.val)
-			}
-		}
-		return out
-	}
-	anySelf := func(ws []string) bool {
-		for _, w := range ws {
-			if self(w) {
-				return true
-			}
-		}
-		return false
-	}
-	stop := func(what string) { c.deny("self_tamper", what+" nanobot itself") }
-	switch c.name {
-	case "pkill", "killall", "skill", "slay", "killall5":
-		if anySelf(argTexts(c.argv[1:])) {
-			stop("stops")
-		}
-	case "kill", "renice", "prlimit", "cpulimit", "choom", "taskset", "chrt", "ionice", "cgclassify", "gcore", "gdb",
-		"strace", "ltrace", "perf", "criu", "reptyr":
-		// Every command that acts on a process by its id: $(pgrep nanobot)
-		// among its arguments aims it at the bot.
-		for _, a := range c.argv[1:] {
-			if a.self && c.name == "kill" {
-				stop("kills")
-				return
-			} else if a.self {
-				stop("acts on the process of")
-				return
-			}
-		}
-		if c.name != "kill" {
-			return
-		}
-		for _, p := range c.in {
-			if p.selfPID {
-				stop("kills")
-				return
-			}
-		}
-	case "pgrep", "pidof":
-		c.ci.selfPID = anySelf(ops())
-	case "systemctl", "service", "rc-service", "sv", "supervisorctl", "pm2", "launchctl", "initctl", "s6-svc", "runit":
-		words := ops()
-		if len(words) > 0 && anySelf(words) && !readOnlyVerb(words) {
-			stop("stops or changes the service unit of")
-		}
-	case "docker", "podman", "nerdctl", "docker-compose", "podman-compose":
-		words := ops()
-		if len(words) > 1 && anySelf(words[1:]) && !readOnlyVerb(words) {
-			stop("stops or changes the container of")
-		}
-	}
-}
-
-// readOnlyVerb reports whether the words of a service or container command
-// only look.
-func readOnlyVerb(words []string) bool {
-	for _, w := range words {
-		switch w {
-		case "status", "show", "cat", "is-active", "is-enabled", "is-failed", "list-units", "list-dependencies",
-			"logs", "inspect", "ps", "top", "stats", "port", "list", "ls", "info", "print", "describe", "help", "jlist", "monit", "events", "diff", "history":
-			return true
-		}
-	}
-	return false
-}
-
-func containsWord(text, w string) bool {
-	for i := 0; ; {
-		k := strings.Index(text[i:], w)
-		if k < 0 {
-			return false
-		}
-		k += i
-		before := k == 0 || !isWordByte(text[k-1])
-		after := k+len(w) >= len(text) || !isWordByte(text[k+len(w)])
-		if before && after {
-			return true
-		}
-		i = k + 1
-	}
-}
-
-func isWordByte(b byte) bool {
-	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
-}
-
-// stdinProgram judges what an interpreter reads as its program from
-// standard input: a pipe, a here-document or a file.
-func (c *call) stdinProgram() {
-	if c.stdinText != nil {
-		c.judgeProgram(*c.stdinText, "here-document")
-		return
-	}
-	if s := c.stdinSubst; s != nil {
-		switch {
-		case s.fetch:
-			c.deny("download_exec", "feeds a download into "+c.progName)
-		case s.decode:
-			c.deny("obfuscation", "feeds decoded data into "+c.progName)
-		default:
-			c.deny("obfuscation", "feeds command output of unknown content into "+c.progName)
-		}
-		return
-	}
-	if c.stdinFile != "" {
-		if isNetDevice(c.stdinFile) {
-			c.deny("reverse_shell", "runs a program read from a network socket")
-		}
-		if t, ok := c.sc.taintOf(c.stdinFile); ok {
-			c.deny(t, "runs a file produced by a download or decoder: "+c.stdinFile)
-		}
-		return
-	}
-	if len(c.in) == 0 {
-		return
-	}
-	allLiteral := true
-	var text strings.Builder
-	for _, p := range c.in {
-		switch {
-		case p.fetch:
-			c.deny("download_exec", "pipes a download into "+c.progName)
-			return
-		case p.netClient:
-			c.deny("reverse_shell", "pipes a network connection into "+c.progName)
-			return
-		case p.decode:
-			c.deny("obfuscation", "pipes decoded data into "+c.progName)
-			return
-		}
-		if !p.literal {
-			allLiteral = false
-		}
-		text.WriteString(p.text)
-	}
-	if !allLiteral {
-		c.deny("obfuscation", "pipes data of unknown content into "+c.progName)
-		return
-	}
-	c.judgeProgram(arg{val: text.String()}, "piped program")
-}
-
-// judgeProgram judges program text for the current interpreter.
-func (c *call) judgeProgram(a arg, what string) {
-	if isShellName(c.progName) {
-		c.j.nested(c.owner, a, c.sc, what)
-		return
-	}
-	c.judgeCode(c.progName, a)
-}
-
-// pipelineRules looks at a whole pipeline for data flowing from sensitive
-// sources to the network and for shells wired to sockets.
-func (j *judge) pipelineRules(stages [][]*callInfo) {
-	var netOwner, shellOwner = -1, -1
-	for i, st := range stages {
-		for _, ci := range st {
-			if ci.netClient {
-				netOwner = ci.owner
-			}
-			if ci.shell {
-				shellOwner = ci.owner
-			}
-			if !ci.sink && !ci.rawSink {
-				continue
-			}
-			for _, prev := range stages[:i] {
-				for _, p := range prev {
-					if p.sensitive || (ci.rawSink && !p.literal) {
-						j.add(ci.owner, Deny, "exfiltration", "sends "+describe(p)+" to the network")
-					}
-				}
-			}
-		}
-	}
-	if netOwner >= 0 && shellOwner >= 0 {
-		j.add(shellOwner, Deny, "reverse_shell", "wires a shell to a network connection")
-	}
-}
-
-func describe(p *callInfo) string {
-	if p.name == "" {
-		return "data"
-	}
-	return "the output of " + p.name
 }

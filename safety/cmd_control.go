@@ -13,7 +13,7 @@ import (
 // open a root shell (machinectl shell) and container runtimes driven
 // below docker (ctr, crictl), which take the same host-handing options.
 
-func registerControlHandlers(reg func(func(*call), ...string)) {
+func registerControlHandlers(reg func(handler, ...string)) {
 	reg((*call).remoteControl, "tmate", "upterm", "sshx", "tty-share", "teleconsole", "gs-netcat", "gs-sftp", "gs-mount",
 		"gsocket", "wetty", "shellinaboxd", "x11vnc", "x0vncserver", "vncserver", "tigervncserver",
 		"tightvncserver", "rustdesk", "anydesk", "teamviewer", "meshagent", "screego")
@@ -25,7 +25,7 @@ func registerControlHandlers(reg func(func(*call), ...string)) {
 }
 
 // capsh runs bash with the capabilities and user ids it is given.
-func (c *call) capsh() {
+func (c *call) capsh() outcome {
 	for k, a := range c.argv[1:] {
 		name, _, _ := strings.Cut(a.val, "=")
 		switch name {
@@ -33,14 +33,15 @@ func (c *call) capsh() {
 			c.deny("privilege", "capsh changes user ids or capabilities")
 		case "--":
 			c.j.judgeArgv(c.owner, append([]arg{litArg("bash")}, c.argv[k+2:]...), c.sc)
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
 // detacher judges the command dtach or abduco starts in a detached
 // session: "dtach -n SOCKET [-e C] [-r M] CMD", "abduco -c NAME CMD".
-func (c *call) detacher() {
+func (c *call) detacher() outcome {
 	args := c.argv[1:]
 	for k := 0; k < len(args); k++ {
 		switch v := args[k].val; {
@@ -51,9 +52,10 @@ func (c *call) detacher() {
 		case strings.HasPrefix(v, "-"):
 		default:
 			c.j.judgeArgv(c.owner, args[k:], c.sc)
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
 // onlyAsksForHelp reports whether a command's arguments only ask for its
@@ -69,26 +71,28 @@ func (c *call) onlyAsksForHelp() bool {
 	return false
 }
 
-func (c *call) remoteControl() {
+func (c *call) remoteControl() outcome {
 	if c.onlyAsksForHelp() {
-		return
+		return genericScan
 	}
 	c.deny("reverse_shell", c.name+" hands control of this machine to someone on the network")
+	return genericScan
 }
 
-func (c *call) payload() {
+func (c *call) payload() outcome {
 	if c.onlyAsksForHelp() {
-		return
+		return genericScan
 	}
 	c.deny("reverse_shell", c.name+" builds or drives remote-access payloads")
+	return genericScan
 }
 
 // machinectl judges the verbs that open a shell or run a command in a
 // machine, the host included, as another user.
-func (c *call) machinectl() {
+func (c *call) machinectl() outcome {
 	_, ops := c.split(optSpec{short: "pMHEo", long: []string{"property", "machine", "host", "setenv", "uid", "output", "signal", "kill-whom"}})
 	if len(ops) == 0 {
-		return
+		return genericScan
 	}
 	switch ops[0].val {
 	case "shell", "login":
@@ -98,15 +102,15 @@ func (c *call) machinectl() {
 	case "bind", "copy-to", "import-tar", "import-raw", "import-fs", "pull-tar", "pull-raw", "start", "enable", "disable":
 		c.ask("containers", "machinectl "+ops[0].val+" changes a machine")
 	}
+	return genericScan
 }
 
 // ctr judges containerd's and CRI's clients like docker: starting a
 // container is asked about, the options that hand it the host are refused.
-func (c *call) ctr() {
-	c.noPathScan = true
+func (c *call) ctr() outcome {
 	_, ops := c.split(optSpec{short: "na", long: []string{"namespace", "address", "timeout", "connect-timeout", "runtime-endpoint", "image-endpoint", "config"}})
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	verb := ops[0].val
 	sub := ""
@@ -131,6 +135,7 @@ func (c *call) ctr() {
 	default:
 		c.ask("containers", c.name+" "+strings.TrimSpace(verb+" "+sub)+" changes containers or images")
 	}
+	return judgedArgs
 }
 
 // runsFound judges find -exec {} ...: each file found is run as a program.

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-func registerPackageHandlers(reg func(func(*call), ...string)) {
+func registerPackageHandlers(reg func(handler, ...string)) {
 	reg((*call).apt, "apt", "apt-get", "aptitude", "apt-key", "add-apt-repository")
 	reg((*call).dpkg, "dpkg", "rpm")
 	reg((*call).sysPkg, "yum", "dnf", "microdnf", "zypper", "apk", "snap", "flatpak", "brew", "port", "emerge",
@@ -16,79 +16,78 @@ func registerPackageHandlers(reg func(func(*call), ...string)) {
 		"deno-install", "corepack", "nix", "guix", "gradle", "mvn")
 }
 
-func (c *call) apt() {
-	c.noPathScan = true
+func (c *call) apt() outcome {
 	if c.name == "add-apt-repository" {
 		c.ask("package_install", "adds a system package repository")
-		return
+		return judgedArgs
 	}
 	if c.name == "apt-key" {
 		v, _, _ := c.verb(optSpec{})
 		if v == "list" || v == "finger" || v == "export" {
-			return
+			return judgedArgs
 		}
 		c.deny("system_config", "apt-key changes trusted package signing keys")
-		return
+		return judgedArgs
 	}
 	v, _, _ := c.verb(optSpec{short: "ocqtS", long: []string{"option", "config-file", "target-release", "default-release"}})
 	switch v {
 	case "", "list", "show", "search", "policy", "depends", "rdepends", "changelog", "download", "showsrc", "madison",
 		"help", "moo", "--version", "-v", "why", "why-not", "versions":
-		return
+		return judgedArgs
 	}
 	c.ask("package_install", c.name+" "+v+" changes system packages")
+	return judgedArgs
 }
 
-func (c *call) dpkg() {
-	c.noPathScan = true
+func (c *call) dpkg() outcome {
 	for _, a := range c.argv[1:] {
 		v := a.val
 		if c.name == "rpm" {
 			if strings.HasPrefix(v, "-q") || strings.HasPrefix(v, "--query") || v == "-V" || v == "--verify" || strings.HasPrefix(v, "--eval") || v == "--version" {
-				return
+				return judgedArgs
 			}
 			if strings.HasPrefix(v, "-i") || strings.HasPrefix(v, "-U") || strings.HasPrefix(v, "-F") || strings.HasPrefix(v, "-e") ||
 				v == "--install" || v == "--upgrade" || v == "--erase" || v == "--import" || v == "--freshen" {
 				c.ask("package_install", "rpm changes system packages")
-				return
+				return judgedArgs
 			}
 			continue
 		}
 		switch v {
 		case "-i", "--install", "-r", "--remove", "-P", "--purge", "--configure", "-a", "--unpack", "--set-selections", "--force-all", "--add-architecture", "--remove-architecture", "--clear-selections":
 			c.ask("package_install", "dpkg changes system packages")
-			return
+			return judgedArgs
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) sysPkg() {
-	c.noPathScan = true
+func (c *call) sysPkg() outcome {
 	args := argTexts(c.argv[1:])
 	if len(args) == 0 {
-		return
+		return judgedArgs
 	}
 	switch c.name {
 	case "pacman", "yay", "paru", "pamac":
 		for _, a := range args {
 			if strings.HasPrefix(a, "-Q") || strings.HasPrefix(a, "-F") || strings.HasPrefix(a, "-T") || a == "-h" || a == "--help" || a == "--version" || a == "-V" {
-				return
+				return judgedArgs
 			}
 			if strings.HasPrefix(a, "-S") && !strings.ContainsAny(a[2:], "yu") && strings.ContainsAny(a[2:], "sigl") {
-				return
+				return judgedArgs
 			}
 			if c.name == "pamac" && (a == "search" || a == "info" || a == "list") {
-				return
+				return judgedArgs
 			}
 		}
 		if c.name == "yay" || c.name == "paru" {
 			if len(args) == 1 && !strings.HasPrefix(args[0], "-") {
 				c.ask("package_install", c.name+" installs packages")
-				return
+				return judgedArgs
 			}
 		}
 		c.ask("package_install", c.name+" changes system packages")
-		return
+		return judgedArgs
 	}
 	v := ""
 	for _, a := range args {
@@ -107,13 +106,14 @@ func (c *call) sysPkg() {
 		if c.name == "emerge" && v == "" && !strings.Contains(strings.Join(args, " "), "-s") && !strings.Contains(strings.Join(args, " "), "--search") && !strings.Contains(strings.Join(args, " "), "-p") {
 			break
 		}
-		return
+		return judgedArgs
 	}
 	if c.name == "brew" && v == "services" {
 		c.deny("services", "brew services changes running services")
-		return
+		return judgedArgs
 	}
 	c.ask("package_install", c.name+" "+v+" changes system packages")
+	return judgedArgs
 }
 
 // inVenv reports whether a Python package tool acts on a virtual
@@ -169,21 +169,20 @@ func (c *call) projectInstall(opts []opt, targets []arg) bool {
 	return n > 0
 }
 
-func (c *call) pip() {
-	c.noPathScan = true
+func (c *call) pip() outcome {
 	opts, ops := c.split(optSpec{short: "rcetipn", long: []string{"requirement", "constraint", "editable", "target", "prefix",
 		"root", "index-url", "extra-index-url", "find-links", "python", "src", "upgrade-strategy", "platform", "python-version",
 		"implementation", "abi", "cache-dir", "log", "proxy", "retries", "timeout", "exists-action", "trusted-host", "cert",
 		"client-cert", "progress-bar", "config-settings", "global-option", "name", "prefix", "channel", "file", "index", "default-index"}})
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	if len(ops) > 1 && c.name == "uv" && ops[0].val == "pip" {
 		if c.packageSources(ops[1:]) {
-			return
+			return judgedArgs
 		}
 	} else if c.packageSources(ops) {
-		return
+		return judgedArgs
 	}
 	v := ops[0].val
 	switch c.name {
@@ -192,7 +191,7 @@ func (c *call) pip() {
 			if has(opts, "system", "break-system-packages") {
 				c.ask("package_install", "uv pip installs into the system Python")
 			}
-			return
+			return judgedArgs
 		}
 		if v == "tool" && len(ops) > 1 && (ops[1].val == "install" || ops[1].val == "upgrade" || ops[1].val == "uninstall") {
 			c.ask("package_install", "uv tool installs a global command")
@@ -200,41 +199,41 @@ func (c *call) pip() {
 		if v == "python" && len(ops) > 1 && ops[1].val == "install" {
 			c.ask("package_install", "uv python install")
 		}
-		return
+		return judgedArgs
 	case "pipx":
 		switch v {
 		case "install", "uninstall", "upgrade", "upgrade-all", "reinstall", "reinstall-all", "uninstall-all", "inject", "ensurepath":
 			c.ask("package_install", "pipx "+v+" changes user-wide tools")
 		}
-		return
+		return judgedArgs
 	case "conda", "mamba", "micromamba":
 		switch v {
 		case "install", "remove", "uninstall", "update", "upgrade", "create":
 			if c.inVenv(opts) {
-				return
+				return judgedArgs
 			}
 			c.ask("package_install", c.name+" "+v+" changes a shared environment")
 		}
-		return
+		return judgedArgs
 	}
 	switch v {
 	case "install", "uninstall", "easy_install":
 		if has(opts, "break-system-packages") || has(opts, "user") {
 			c.ask("package_install", "pip "+v+" outside a virtual environment")
-			return
+			return judgedArgs
 		}
 		if c.inVenv(opts) || v == "install" && c.projectInstall(opts, ops[1:]) {
-			return
+			return judgedArgs
 		}
 		c.ask("package_install", "pip "+v+" outside a workspace virtual environment")
 	}
 	if c.name == "easy_install" {
 		c.ask("package_install", "easy_install installs packages globally")
 	}
+	return judgedArgs
 }
 
-func (c *call) npm() {
-	c.noPathScan = true
+func (c *call) npm() outcome {
 	opts, ops := c.split(optSpec{short: "wC", long: []string{"prefix", "workspace", "registry", "tag", "otp", "cache", "userconfig", "location", "dir", "filter", "cwd"}})
 	global := has(opts, "g", "global")
 	if loc, ok := hasOpt(opts, "location"); ok && loc.val == "global" {
@@ -246,7 +245,7 @@ func (c *call) npm() {
 		}
 	}
 	if c.packageSources(ops) || len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	c.scriptServer(ops)
 	v := ops[0].val
@@ -257,15 +256,15 @@ func (c *call) npm() {
 		}
 	}
 	if (c.name == "pnpm" || c.name == "yarn") && (v == "dlx") {
-		return
+		return judgedArgs
 	}
 	switch v {
 	case "publish", "unpublish", "deprecate", "dist-tag", "owner", "access", "team":
 		c.ask("publish", c.name+" "+v+" changes a package registry")
-		return
+		return judgedArgs
 	case "token", "login", "adduser", "logout":
 		c.ask("publish", c.name+" "+v+" manages registry credentials")
-		return
+		return judgedArgs
 	case "install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add",
 		"uninstall", "un", "unlink", "remove", "rm", "r", "update", "up", "upgrade", "udpate", "link", "ln", "rebuild":
 		if global {
@@ -276,53 +275,105 @@ func (c *call) npm() {
 			c.ask("package_install", c.name+" config changes global settings")
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) langPkg() {
-	c.noPathScan = true
+// langPkg judges the package managers and toolchain managers of
+// languages: installing outside the workspace and publishing are asked.
+func (c *call) langPkg() outcome {
 	opts, ops := c.split(optSpec{short: "iC", long: []string{"install-dir", "root", "path", "tree", "bindir", "target", "version", "features", "git", "branch", "tag", "rev", "registry", "index", "manifest-path", "profile", "mode", "source"}})
 	if c.packageSources(ops) || len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	v := ops[0].val
-	global := false
+	var global, settled bool
+	switch c.name {
+	case "gem", "cargo", "luarocks", "cpanm":
+		global, settled = c.pkgInstallDir(v, opts)
+	case "rustup", "go":
+		global, settled = c.toolchainPkg(v, opts, ops)
+	case "dotnet", "twine", "flit", "poetry", "hatch", "gradle", "mvn":
+		global, settled = c.publishingPkg(v, opts, ops)
+	default:
+		global = otherPkgGlobal(c.name, v, opts, ops)
+	}
+	if global && !settled {
+		c.ask("package_install", c.name+" "+v+" installs outside the workspace")
+	}
+	return judgedArgs
+}
+
+// dirInWorkspace reports whether the option named names gives a directory
+// in the workspace.
+func (c *call) dirInWorkspace(opts []opt, names ...string) bool {
+	if d, ok := hasOpt(opts, names...); ok {
+		if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// pkgInstallDir judges the package managers that install into a directory
+// an option can put in the workspace. It reports whether the verb installs
+// globally and whether the command is settled already.
+func (c *call) pkgInstallDir(v string, opts []opt) (global, settled bool) {
 	switch c.name {
 	case "gem":
 		switch v {
 		case "install", "uninstall", "update", "cleanup", "pristine":
-			if d, ok := hasOpt(opts, "i", "install-dir"); ok {
-				if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-					return
-				}
+			if c.dirInWorkspace(opts, "i", "install-dir") {
+				return false, true
 			}
-			global = true
+			return true, false
 		case "push", "yank", "owner", "signin":
 			c.ask("publish", "gem "+v+" changes a package registry")
-			return
+			return false, true
 		}
 	case "cargo":
 		switch v {
 		case "install", "uninstall":
-			if d, ok := hasOpt(opts, "root"); ok {
-				if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-					return
-				}
+			if c.dirInWorkspace(opts, "root") {
+				return false, true
 			}
-			global = true
+			return true, false
 		case "publish", "yank", "owner", "login", "logout":
 			c.ask("publish", "cargo "+v+" changes a package registry")
-			return
+			return false, true
 		}
+	case "luarocks":
+		if v == "install" || v == "remove" {
+			if c.dirInWorkspace(opts, "tree") {
+				return false, true
+			}
+			global = !has(opts, "local")
+		}
+		if v == "upload" {
+			c.ask("publish", "luarocks upload")
+			return false, true
+		}
+	case "cpanm":
+		if c.dirInWorkspace(opts, "l", "local-lib") {
+			return false, true
+		}
+		return true, false
+	}
+	return global, false
+}
+
+// toolchainPkg judges rustup and the go command.
+func (c *call) toolchainPkg(v string, opts []opt, ops []arg) (global, settled bool) {
+	switch c.name {
 	case "rustup":
 		switch v {
 		case "install", "update", "toolchain", "component", "target", "default", "self", "uninstall", "override":
 			if v == "toolchain" || v == "component" || v == "target" {
 				if len(ops) > 1 && (ops[1].val == "list") {
-					return
+					return false, true
 				}
 			}
 			if v == "override" && len(ops) > 1 && ops[1].val == "list" {
-				return
+				return false, true
 			}
 			global = true
 		}
@@ -338,7 +389,7 @@ func (c *call) langPkg() {
 			for _, o := range ops[1:] {
 				if strings.Contains(o.val, "@") && !strings.HasPrefix(o.val, "-") {
 					c.ask("package_install", "go run downloads and runs a module: "+o.text())
-					return
+					return false, true
 				}
 			}
 		case "env":
@@ -346,72 +397,64 @@ func (c *call) langPkg() {
 				global = true
 			}
 		}
-	case "composer":
-		global = v == "global"
-	case "luarocks":
-		if v == "install" || v == "remove" {
-			if d, ok := hasOpt(opts, "tree"); ok {
-				if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-					return
-				}
-			}
-			global = !has(opts, "local")
-		}
-		if v == "upload" {
-			c.ask("publish", "luarocks upload")
-			return
-		}
-	case "cpan":
-		global = true
-	case "cpanm":
-		if d, ok := hasOpt(opts, "l", "local-lib"); ok {
-			if p, ok := c.j.resolve(d, c.sc); ok && c.j.inWorkspace(p) {
-				return
-			}
-		}
-		global = true
-	case "opam", "stack", "cabal":
-		global = v == "install" || v == "switch" || v == "upgrade" || v == "uninstall" || v == "remove"
+	}
+	return global, false
+}
+
+// publishingPkg judges the build and packaging tools whose concern is
+// mostly publishing.
+func (c *call) publishingPkg(v string, opts []opt, ops []arg) (global, settled bool) {
+	switch c.name {
 	case "dotnet":
 		global = v == "tool" && has(opts, "g", "global") || v == "workload" || v == "new" && len(ops) > 1 && ops[1].val == "install"
 		if v == "nuget" && len(ops) > 1 && ops[1].val == "push" {
 			c.ask("publish", "dotnet nuget push")
-			return
+			return false, true
 		}
-	case "asdf", "sdk", "nvm", "pyenv", "rbenv", "volta", "mise":
-		global = v == "install" || v == "uninstall" || v == "global" || v == "plugin" || v == "use" && has(opts, "global") || v == "alias"
 	case "twine", "flit":
 		if v == "upload" || v == "publish" {
 			c.ask("publish", c.name+" "+v+" publishes a package")
 		}
-		return
+		return false, true
 	case "poetry", "hatch":
 		if v == "publish" {
 			c.ask("publish", c.name+" publish publishes a package")
-			return
+			return false, true
 		}
 		if v == "self" {
 			global = true
 		}
-	case "bundle":
-		if has(opts, "system") {
-			global = true
-		}
-	case "corepack":
-		global = v == "enable" || v == "disable" || v == "install"
-	case "nix":
-		global = v == "profile" && len(ops) > 1 && (ops[1].val == "install" || ops[1].val == "remove" || ops[1].val == "upgrade")
-	case "guix":
-		global = v == "install" || v == "remove" || v == "upgrade" || v == "pull"
 	case "gradle", "mvn":
 		for _, o := range ops {
 			if o.val == "publish" || o.val == "deploy" || strings.HasPrefix(o.val, "publish") {
 				c.ask("publish", c.name+" publishes artifacts")
-				return
+				return false, true
 			}
 		}
 	}
-	if global {
-		c.ask("package_install", c.name+" "+v+" installs outside the workspace")
+	return global, false
+}
+
+// otherPkgGlobal reports whether the verb v of the other language package
+// managers installs or changes something outside the workspace.
+func otherPkgGlobal(name, v string, opts []opt, ops []arg) bool {
+	switch name {
+	case "composer":
+		return v == "global"
+	case "cpan":
+		return true
+	case "opam", "stack", "cabal":
+		return v == "install" || v == "switch" || v == "upgrade" || v == "uninstall" || v == "remove"
+	case "asdf", "sdk", "nvm", "pyenv", "rbenv", "volta", "mise":
+		return v == "install" || v == "uninstall" || v == "global" || v == "plugin" || v == "use" && has(opts, "global") || v == "alias"
+	case "bundle":
+		return has(opts, "system")
+	case "corepack":
+		return v == "enable" || v == "disable" || v == "install"
+	case "nix":
+		return v == "profile" && len(ops) > 1 && (ops[1].val == "install" || ops[1].val == "remove" || ops[1].val == "upgrade")
+	case "guix":
+		return v == "install" || v == "remove" || v == "upgrade" || v == "pull"
 	}
+	return false
 }

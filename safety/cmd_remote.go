@@ -11,7 +11,7 @@ import (
 // about: the filter cannot tell a scratch database from production, the
 // owner can.
 
-func registerRemoteHandlers(reg func(func(*call), ...string)) {
+func registerRemoteHandlers(reg func(handler, ...string)) {
 	reg((*call).sqlClient, "psql", "pgcli", "usql", "mysql", "mariadb", "mycli", "clickhouse-client", "clickhouse",
 		"sqlcmd", "cqlsh", "snowsql", "trino", "presto", "cockroach", "bq")
 	reg((*call).sqliteCmd, "sqlite3", "sqlite", "litecli", "duckdb", "sqlite-utils")
@@ -30,14 +30,15 @@ func registerRemoteHandlers(reg func(func(*call), ...string)) {
 
 // playbook asks about running a playbook: it changes the hosts of its
 // inventory, which the filter cannot see. Dry runs and listings only look.
-func (c *call) playbook() {
+func (c *call) playbook() outcome {
 	for _, a := range c.argv[1:] {
 		switch a.val {
 		case "--check", "-C", "--syntax-check", "--list-hosts", "--list-tasks", "--list-tags", "--help", "-h", "--version":
-			return
+			return genericScan
 		}
 	}
 	c.remote(c.name + " changes the hosts of its inventory")
+	return genericScan
 }
 
 func (c *call) remote(reason string) { c.ask("remote_destructive", reason) }
@@ -192,7 +193,7 @@ func (c *call) sqlTexts() []string {
 	return append(out, c.stdinTexts()...)
 }
 
-func (c *call) sqlClient() {
+func (c *call) sqlClient() outcome {
 	texts := c.sqlTexts()
 	if c.name == "bq" {
 		_, ops := c.split(optSpec{long: []string{"project_id", "location", "format", "dataset_id"}})
@@ -211,9 +212,10 @@ func (c *call) sqlClient() {
 		c.sqlShell(t)
 		if s := sqlDestroys(t); s != "" {
 			c.remote(c.name + " runs a destructive statement: " + clip(s, 60))
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
 func clip(s string, n int) string {
@@ -225,8 +227,7 @@ func clip(s string, n int) string {
 
 // sqliteCmd judges the sqlite shell and its kin: changing a database file
 // outside the workspace is writing to that file.
-func (c *call) sqliteCmd() {
-	c.noPathScan = true
+func (c *call) sqliteCmd() outcome {
 	spec := optSpec{short: "", long: []string{"cmd", "init", "separator", "nullvalue", "newline", "mode", "vfs", "lookaside", "pagecache", "heap", "mmap", "maxsize", "zip"}}
 	opts, ops := c.split(spec)
 	var sql []string
@@ -250,7 +251,7 @@ func (c *call) sqliteCmd() {
 		}
 	}
 	if len(ops) == 0 {
-		return
+		return judgedArgs
 	}
 	db := ops[0]
 	for _, o := range ops[1:] {
@@ -268,16 +269,17 @@ func (c *call) sqliteCmd() {
 		}
 	}
 	if db.val == ":memory:" || db.val == "" {
-		return
+		return judgedArgs
 	}
 	if writes && c.stdinFile == "" {
 		c.checkArg(db, accWrite)
-		return
+		return judgedArgs
 	}
 	c.scanOne(db, accRead)
+	return judgedArgs
 }
 
-func (c *call) dbAdmin() {
+func (c *call) dbAdmin() outcome {
 	joined := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
 	switch c.name {
 	case "dropdb", "dropuser", "pg_dropcluster":
@@ -286,7 +288,7 @@ func (c *call) dbAdmin() {
 		for _, w := range []string{" drop ", " shutdown ", " flush-", " kill ", " password ", " purge "} {
 			if strings.Contains(joined, w) {
 				c.remote("mysqladmin" + strings.TrimRight(w, " ") + " changes the database server")
-				return
+				return genericScan
 			}
 		}
 	case "mongorestore", "mongoimport":
@@ -294,6 +296,7 @@ func (c *call) dbAdmin() {
 			c.remote(c.name + " --drop replaces existing collections")
 		}
 	}
+	return genericScan
 }
 
 // redisDestructive are the commands of Redis and its forks that delete data
@@ -304,8 +307,7 @@ var redisDestructive = map[string]bool{"flushall": true, "flushdb": true, "del":
 
 var reRedisCall = lazyre.New(`(?i)redis\.p?call\(\s*['"](\w+)`)
 
-func (c *call) redisCli() {
-	c.noPathScan = true
+func (c *call) redisCli() outcome {
 	_, ops := c.split(optSpec{short: "hpsaunridc", long: []string{"user", "pass", "askpass", "tls", "cacert", "cacertdir",
 		"cert", "key", "sni", "pattern", "count", "eval", "rdb", "functions-rdb", "replica", "pipe-timeout", "memkeys-samples", "hotkeys", "intrinsic-latency"}})
 	var cmds [][]string
@@ -323,22 +325,23 @@ func (c *call) redisCli() {
 		verb := strings.ToLower(f[0])
 		if redisDestructive[verb] && !(verb == "config" && len(f) > 1 && strings.EqualFold(f[1], "get")) {
 			c.remote(c.name + " " + verb + " deletes data or reconfigures the server")
-			return
+			return judgedArgs
 		}
 		if verb == "eval" || verb == "evalsha" || verb == "fcall" {
 			for _, m := range reRedisCall.FindAllStringSubmatch(strings.Join(f, " "), -1) {
 				if redisDestructive[strings.ToLower(m[1])] {
 					c.remote(c.name + " runs a script that deletes data")
-					return
+					return judgedArgs
 				}
 			}
 		}
 	}
+	return judgedArgs
 }
 
 var reMongoDestroy = lazyre.New(`\.drop\(|dropDatabase|deleteMany|deleteOne|\.remove\(|dropUser|dropAllUsers|dropIndex|renameCollection|shutdownServer|shutdown\s*:|findOneAndDelete|findAndModify\([^)]*remove|updateMany\(\s*\{\s*\}`)
 
-func (c *call) mongoShell() {
+func (c *call) mongoShell() outcome {
 	texts := c.stdinTexts()
 	for _, a := range c.optValues("--eval") {
 		texts = append(texts, a.val)
@@ -346,19 +349,19 @@ func (c *call) mongoShell() {
 	for _, t := range texts {
 		if reMongoDestroy.MatchString(t) {
 			c.remote(c.name + " runs a command that deletes data")
-			return
+			return genericScan
 		}
 	}
+	return genericScan
 }
 
 // infra judges infrastructure tools: plans and reads run, changes to
 // real infrastructure are asked about.
-func (c *call) infra() {
-	c.noPathScan = true
+func (c *call) infra() outcome {
 	_, ops := c.split(optSpec{short: "", long: []string{"chdir", "stack", "cwd", "var", "var-file", "target", "endpoints", "address", "token", "namespace", "region", "profile", "stage"}})
 	words := argTexts(ops)
 	if len(words) == 0 {
-		return
+		return judgedArgs
 	}
 	verb := words[0]
 	sub := ""
@@ -412,6 +415,7 @@ func (c *call) infra() {
 	case "ansible":
 		c.ansible()
 	}
+	return judgedArgs
 }
 
 // ansible judges ad-hoc commands as if they ran here.
@@ -451,30 +455,31 @@ func isDestructiveWord(w string) bool {
 
 // publisher judges release tools: publishing is asked about, local
 // snapshots are not.
-func (c *call) publisher() {
+func (c *call) publisher() outcome {
 	joined := " " + strings.Join(argTexts(c.argv[1:]), " ") + " "
 	if strings.Contains(joined, " publish ") || c.name == "goreleaser" && strings.Contains(joined, " release ") && !strings.Contains(joined, "--snapshot") {
 		c.ask("publish", c.name+" publishes a release")
 	}
+	return genericScan
 }
 
-func (c *call) cloudCLI() {
-	c.noPathScan = true
+func (c *call) cloudCLI() outcome {
 	for _, a := range c.argv[1:] {
 		if a.val == "deploy" || a.val == "publish" || c.name == "surge" || c.name == "gh-pages" {
 			c.ask("publish", c.name+" publishes a site or service")
-			return
+			return judgedArgs
 		}
 		if c.name == "flyway" && a.val == "clean" {
 			c.remote("flyway clean drops every object of the database")
-			return
+			return judgedArgs
 		}
 		if !strings.HasPrefix(a.val, "-") && isDestructiveWord(a.val) || a.val == "--delete" || a.val == "--remove" {
 			c.remote(c.name + " " + a.val + " deletes cloud resources")
-			return
+			return judgedArgs
 		}
 	}
 	if c.name == "mc" && len(c.argv) > 1 && (c.argv[1].val == "mirror" && strings.Contains(strings.Join(argTexts(c.argv), " "), "--remove")) {
 		c.remote("mc mirror --remove deletes objects")
 	}
+	return judgedArgs
 }

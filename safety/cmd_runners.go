@@ -11,7 +11,7 @@ import (
 // multiplexers run the shell commands they are told to. Each payload is
 // judged as if it were typed directly.
 
-func registerRunnerHandlers(reg func(func(*call), ...string)) {
+func registerRunnerHandlers(reg func(handler, ...string)) {
 	reg((*call).vim, "vim", "vi", "nvim", "view", "vimdiff", "ex", "rvim", "gvim", "evim", "nvi", "elvis", "vile")
 	reg((*call).ed, "ed", "red")
 	reg((*call).gdb, "gdb", "cgdb", "gdb-multiarch")
@@ -24,7 +24,7 @@ func registerRunnerHandlers(reg func(func(*call), ...string)) {
 }
 
 // fd judges fd and fdfind: -x and -X run a command on what was found.
-func (c *call) fd() {
+func (c *call) fd() outcome {
 	c.lister()
 	args := c.argv[1:]
 	var pattern string
@@ -41,7 +41,7 @@ func (c *call) fd() {
 				}
 			}
 			c.runFound(pattern, roots, inner)
-			return
+			return genericScan
 		case strings.HasPrefix(v, "-"):
 			switch v {
 			case "-e", "--extension", "-t", "--type", "-E", "--exclude", "-d", "--max-depth", "-S", "--size",
@@ -55,6 +55,7 @@ func (c *call) fd() {
 		}
 	}
 	c.findsSecrets(pattern, roots)
+	return genericScan
 }
 
 // findsSecrets marks a listing of files holding credentials outside the
@@ -105,8 +106,7 @@ func (c *call) runFound(pattern string, roots, inner []arg) {
 
 // parallel judges GNU parallel: the command template runs once per input,
 // which comes after ::: (or from files after ::::, or standard input).
-func (c *call) parallel() {
-	c.noPathScan = true
+func (c *call) parallel() outcome {
 	i, _ := parseOpts(c.argv, 1, optSpec{short: "jSaIdE", long: []string{"jobs", "sshlogin", "arg-file", "delimiter", "joblog", "results", "tmpdir", "colsep", "timeout", "retries", "memfree", "load", "delay", "tag-string", "workdir", "basefile", "env", "shebang-wrap"}})
 	rest := c.argv[i:]
 	var tmpl, items []arg
@@ -142,7 +142,7 @@ func (c *call) parallel() {
 		}
 	}
 	if len(tmpl) == 0 {
-		return
+		return judgedArgs
 	}
 	// A template of one word is a whole command line, as for sh -c.
 	single := len(tmpl) == 1 && strings.ContainsAny(tmpl[0].val, " \t;|&")
@@ -169,6 +169,7 @@ func (c *call) parallel() {
 		}
 		c.j.judgeArgv(c.owner, argv, c.sc)
 	}
+	return judgedArgs
 }
 
 // shellQuote quotes s for a shell command line; unknown parts stay
@@ -258,8 +259,7 @@ func (j *judge) tildeArg(s string) string {
 
 // vim judges vi and its kin: the files edited are written, the ex commands
 // given on the command line run.
-func (c *call) vim() {
-	c.noPathScan = true
+func (c *call) vim() outcome {
 	args := c.argv[1:]
 	var files []arg
 	for k := 0; k < len(args); k++ {
@@ -297,10 +297,11 @@ func (c *call) vim() {
 			}
 		}
 	}
+	return judgedArgs
 }
 
 // ed judges ed scripts read from standard input: !command runs a shell.
-func (c *call) ed() {
+func (c *call) ed() outcome {
 	_, ops := c.split(optSpec{short: "p"})
 	for _, o := range ops {
 		c.checkArg(o, accCreate)
@@ -318,6 +319,7 @@ func (c *call) ed() {
 			}
 		}
 	}
+	return genericScan
 }
 
 var (
@@ -358,8 +360,7 @@ func (c *call) debugCommand(cmd string) {
 
 // gdb judges gdb's -ex commands, attaching to processes and the program it
 // would run.
-func (c *call) gdb() {
-	c.noPathScan = true
+func (c *call) gdb() outcome {
 	args := c.argv[1:]
 	var ops []arg
 	for k := 0; k < len(args); k++ {
@@ -384,7 +385,7 @@ func (c *call) gdb() {
 			if k+1 < len(args) {
 				c.j.judgeArgv(c.owner, args[k+1:], c.sc)
 			}
-			return
+			return judgedArgs
 		case strings.HasPrefix(args[k].val, "-"):
 		default:
 			ops = append(ops, args[k])
@@ -398,22 +399,22 @@ func (c *call) gdb() {
 			c.debugCommand(line)
 		}
 	}
+	return judgedArgs
 }
 
-func (c *call) lldb() {
-	c.noPathScan = true
+func (c *call) lldb() outcome {
 	for _, v := range c.optValues("-o", "--one-line", "-O", "--one-line-before-file", "-k", "--one-line-on-crash") {
 		c.debugCommand(v.val)
 	}
 	if c.hasAnyOpt("-p", "--attach-pid", "-n", "--attach-name") {
 		c.deny("secrets", "lldb attaches to a running process and can read its memory")
 	}
+	return judgedArgs
 }
 
 // emacs judges Emacs Lisp given with --eval: shell-command, call-process
 // and the file functions it calls.
-func (c *call) emacs() {
-	c.noPathScan = true
+func (c *call) emacs() outcome {
 	for _, v := range c.optValues("--eval", "-eval", "--execute", "-e") {
 		c.judgeCode("lisp", v)
 		if reEmacsShell.MatchString(v.val) {
@@ -423,12 +424,12 @@ func (c *call) emacs() {
 	for _, f := range c.optValues("-l", "--load", "-script", "--script") {
 		c.scanOne(f, accRead)
 	}
+	return judgedArgs
 }
 
 // tmux judges the shell commands of new sessions, windows and panes, and
 // the keys sent to them.
-func (c *call) tmux() {
-	c.noPathScan = true
+func (c *call) tmux() outcome {
 	args := c.argv[1:]
 	for k := 0; k < len(args); k++ {
 		switch args[k].val {
@@ -463,6 +464,7 @@ func (c *call) tmux() {
 			c.j.nested(c.owner, arg{val: strings.Join(keys, "")}, c.sc, "tmux send-keys")
 		}
 	}
+	return judgedArgs
 }
 
 // runWords judges the words of a command run by another program: one word
@@ -477,8 +479,7 @@ func (c *call) runWords(words []arg, what string) {
 }
 
 // screen judges screen -dm commands and text stuffed into a session.
-func (c *call) screen() {
-	c.noPathScan = true
+func (c *call) screen() outcome {
 	args := c.argv[1:]
 	for k := 0; k < len(args); k++ {
 		v := args[k].val
@@ -487,21 +488,21 @@ func (c *call) screen() {
 			if v == "-X" && k+2 < len(args) && args[k+1].val == "stuff" {
 				c.j.nested(c.owner, arg{val: decodeANSIC(args[k+2].val)}, c.sc, "screen stuff")
 			}
-			return
+			return judgedArgs
 		case v == "-Logfile" || len(v) > 1 && v[0] == '-' && strings.ContainsAny(v[len(v)-1:], "SceLpTts"):
 			k++ // an option taking a value, maybe after flags (-dmS name)
 		case strings.HasPrefix(v, "-"):
 		default:
 			c.j.judgeArgv(c.owner, args[k:], c.sc)
-			return
+			return judgedArgs
 		}
 	}
+	return judgedArgs
 }
 
 // cmdStrings judges tools whose operands are shell command lines
 // (hyperfine, watchexec, nodemon --exec) or an argument vector (entr).
-func (c *call) cmdStrings() {
-	c.noPathScan = true
+func (c *call) cmdStrings() outcome {
 	switch c.name {
 	case "hyperfine":
 		_, ops := c.split(optSpec{short: "wrmMpcsSnLu", long: []string{"warmup", "runs", "min-runs", "max-runs", "prepare", "cleanup", "setup", "shell", "command-name", "parameter-scan", "parameter-list", "export-json", "export-csv", "export-markdown", "time-unit", "output", "style"}})
@@ -519,15 +520,17 @@ func (c *call) cmdStrings() {
 		i, _ := parseOpts(c.argv, 1, optSpec{short: "ewfsWpd", long: []string{"exts", "watch", "filter", "ignore", "shell", "signal", "debounce", "delay", "jobs", "id"}})
 		c.runWords(c.argv[i:], c.name)
 	}
+	return judgedArgs
 }
 
 // manPager judges the pager man is told to use: it runs as a command.
-func (c *call) manPager() {
+func (c *call) manPager() outcome {
 	for _, v := range c.optValues("-P", "--pager", "-H", "--html") {
 		if !c.shellEscape(v.val, "man's pager") {
 			c.j.nested(c.owner, v, c.sc, "man pager")
 		}
 	}
+	return genericScan
 }
 
 var reEmacsShell = lazyre.New(`\((?:term|ansi-term|shell|eshell|vterm)\b`)

@@ -135,13 +135,17 @@ func hasWord(args []arg, w string) bool {
 	return false
 }
 
-func registerSecretHandlers(reg func(func(*call), ...string)) {
+func registerSecretHandlers(reg func(handler, ...string)) {
+	reg((*call).secretTool, "gpg", "gpg2", "security", "secret-tool", "pass", "keyctl", "vault", "op", "bw",
+		"getent", "unshadow", "john", "hashcat", "mimipenguin", "lazagne", "gcore", "tcpdump", "tshark", "dumpcap",
+		"docker-credential-desktop", "docker-credential-pass", "docker-credential-secretservice", "aws", "gcloud", "az",
+		"gsutil", "rclone", "s3cmd")
 	reg((*call).keyring, "keyring", "kwallet-query", "lssecret", "gopass", "passage")
 }
 
 // keyring judges the command-line clients of desktop keyrings and
 // password stores: reading an entry prints a secret.
-func (c *call) keyring() {
+func (c *call) keyring() outcome {
 	_, ops := c.split(optSpec{short: "bpf", long: []string{"keyring-backend", "keyring-path", "folder", "wallet"}})
 	switch {
 	case c.name == "kwallet-query" && !hasWord(c.argv, "-l") && !hasWord(c.argv, "--list-entries"),
@@ -153,4 +157,103 @@ func (c *call) keyring() {
 	case c.name != "keyring" && (len(ops) == 1 && !strings.HasPrefix(ops[0].val, "-") && ops[0].val != "ls" && ops[0].val != "list" && ops[0].val != "help" && ops[0].val != "version"):
 		c.deny("secrets", c.name+" prints a stored secret")
 	}
+	return genericScan
+}
+
+// secretTool judges tools whose purpose is to read or move credentials,
+// and cloud CLIs.
+func (c *call) secretTool() outcome {
+	args := argTexts(c.argv[1:])
+	joined := " " + strings.Join(args, " ") + " "
+	switch c.name {
+	case "gpg", "gpg2":
+		if strings.Contains(joined, "--export-secret") || strings.Contains(joined, "--export-ssh-key") {
+			c.deny("secrets", "exports private keys")
+		}
+	case "security":
+		if strings.Contains(joined, "find-generic-password") || strings.Contains(joined, "find-internet-password") || strings.Contains(joined, "dump-keychain") || strings.Contains(joined, "export") {
+			c.deny("secrets", "reads the keychain")
+		}
+	case "secret-tool", "keyctl", "vault", "op", "bw", "docker-credential-desktop", "docker-credential-pass", "docker-credential-secretservice":
+		if len(args) == 0 || args[0] == "--help" || args[0] == "version" || args[0] == "--version" || args[0] == "status" {
+			return genericScan
+		}
+		c.deny("secrets", c.name+" reads stored secrets")
+	case "pass":
+		if len(args) > 0 && (args[0] == "ls" || args[0] == "--help" || args[0] == "version" || args[0] == "init" || args[0] == "git") {
+			return genericScan
+		}
+		c.deny("secrets", "reads the password store")
+	case "getent":
+		if strings.Contains(joined, " shadow ") || strings.Contains(joined, " gshadow ") {
+			c.deny("secrets", "reads password hashes")
+		}
+	case "unshadow", "john", "hashcat", "mimipenguin", "lazagne":
+		c.deny("secrets", c.name+" extracts or cracks passwords")
+	case "gcore":
+		c.deny("secrets", "dumps process memory")
+	case "tcpdump", "tshark", "dumpcap":
+		for _, a := range args {
+			if a == "-D" || a == "--list-interfaces" || a == "-h" || a == "--version" || a == "-r" {
+				return genericScan
+			}
+		}
+		c.deny("secrets", c.name+" captures network traffic")
+	case "aws", "gcloud", "az", "gsutil", "rclone", "s3cmd":
+		return c.cloud(args, joined)
+	}
+	return genericScan
+}
+
+func (c *call) cloud(args []string, joined string) outcome {
+	remote := func(s string) bool {
+		return strings.HasPrefix(s, "s3://") || strings.HasPrefix(s, "gs://") || strings.HasPrefix(s, "az://") ||
+			strings.HasPrefix(s, "https://") || (c.name == "rclone" && strings.Contains(s, ":") && !strings.HasPrefix(s, "/"))
+	}
+	switch {
+	case strings.Contains(joined, " configure get ") || strings.Contains(joined, " configure export-credentials") ||
+		strings.Contains(joined, "get-secret-value") || strings.Contains(joined, "--with-decryption") ||
+		strings.Contains(joined, "print-access-token") || strings.Contains(joined, "print-identity-token") ||
+		strings.Contains(joined, "get-session-token") || strings.Contains(joined, "create-access-key") ||
+		strings.Contains(joined, "keyvault secret show") || strings.Contains(joined, "get-login-password") ||
+		strings.Contains(joined, " config show ") && c.name == "rclone", cloudPrintsCredentials(args):
+		c.deny("secrets", c.name+" prints cloud credentials")
+		return judgedArgs
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && isDestructiveWord(a) || a == "--delete" || a == "--delete-removed" || a == "--delete-after" ||
+			c.name == "rclone" && (a == "sync" || a == "dedupe" || a == "cleanup") {
+			c.remote(c.name + " " + a + " deletes cloud resources or data")
+			break
+		}
+	}
+	var ops []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			ops = append(ops, a)
+		}
+	}
+	// Files go from the operands after the transfer verb to the last one.
+	upload := false
+	for k, o := range ops {
+		switch o {
+		case "cp", "sync", "mv", "copy", "move", "put", "upload", "upload-batch", "rsync", "copyto", "moveto", "mput":
+		default:
+			continue
+		}
+		xs := ops[k+1:]
+		if len(xs) >= 2 && remote(xs[len(xs)-1]) {
+			for _, s := range xs[:len(xs)-1] {
+				upload = upload || !remote(s)
+			}
+		}
+		if len(xs) == 1 && (o == "put" || o == "upload") && !remote(xs[0]) {
+			upload = true
+		}
+		break
+	}
+	if upload {
+		c.deny("exfiltration", c.name+" uploads local files to cloud storage")
+	}
+	return judgedArgs
 }

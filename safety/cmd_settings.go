@@ -8,12 +8,12 @@ import (
 // system bus driven directly: the same effects as editing the files or
 // running the commands they stand for.
 
-func registerSettingsHandlers(reg func(func(*call), ...string)) {
+func registerSettingsHandlers(reg func(handler, ...string)) {
 	reg((*call).gsettings, "gsettings", "dconf", "defaults", "kwriteconfig5", "kwriteconfig6", "xfconf-query")
 	reg((*call).dbus, "dbus-send", "gdbus", "busctl", "qdbus")
 }
 
-func (c *call) gsettings() {
+func (c *call) gsettings() outcome {
 	_, ops := c.split(optSpec{short: "cpt", long: []string{"schemadir", "file", "group", "key", "channel", "property", "type"}})
 	verb := ""
 	if len(ops) > 0 {
@@ -22,31 +22,32 @@ func (c *call) gsettings() {
 	switch c.name {
 	case "gsettings":
 		if verb != "set" && verb != "reset" && verb != "reset-recursively" {
-			return
+			return genericScan
 		}
 	case "dconf":
 		if verb != "write" && verb != "reset" && verb != "load" && verb != "update" {
-			return
+			return genericScan
 		}
 	case "defaults":
 		if verb != "write" && verb != "delete" && verb != "import" {
-			return
+			return genericScan
 		}
 	case "xfconf-query":
 		if !c.hasAnyOpt("-s", "--set", "-r", "--reset", "-n", "--create") {
-			return
+			return genericScan
 		}
 	}
 	c.deny("system_config", c.name+" changes desktop or session settings")
+	return genericScan
 }
 
 // dbus judges method calls on the system and session buses: power,
 // services, accounts and the like are what the corresponding commands do.
-func (c *call) dbus() {
+func (c *call) dbus() outcome {
 	joined := strings.ToLower(strings.Join(argTexts(c.argv[1:]), " "))
 	switch {
 	case c.name == "busctl" && (strings.HasPrefix(joined, "list") || strings.HasPrefix(joined, "status") || strings.HasPrefix(joined, "tree") || strings.HasPrefix(joined, "introspect") || strings.HasPrefix(joined, "get-property")):
-		return
+		return genericScan
 	case containsAny(joined, "poweroff", "reboot", "halt", "suspend", "hibernate", "hybridsleep", "kexec"):
 		c.deny("power", c.name+" asks the system to power off, reboot or suspend")
 	case containsAny(joined, "stopunit", "restartunit", "killunit", "startunit", "reloadunit", "tryrestartunit", "disableunitfiles", "maskunitfiles", "enableunitfiles"):
@@ -56,6 +57,7 @@ func (c *call) dbus() {
 	case containsAny(joined, "setstaticalhostname", "settimezone", "settime", "setlocale", "org.freedesktop.hostname1", "org.freedesktop.timedate1"):
 		c.deny("system_config", c.name+" changes system settings over D-Bus")
 	}
+	return genericScan
 }
 
 func containsAny(s string, words ...string) bool {

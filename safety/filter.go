@@ -80,7 +80,7 @@ type Policy struct {
 	allow      []rule
 	categories map[string]Action
 	wrappers   map[string]optSpec
-	handlers   map[string]func(*call)
+	handlers   map[string]handler
 	homeLists  map[string][]string
 	guard      *URLGuard
 	dns        *dnsCache // nil without a resolver

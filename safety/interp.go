@@ -1,231 +1,296 @@
 package safety
 
 import (
-	"path"
 	"strings"
-
-	"github.com/nanobot-go/nanobot/internal/lazyre"
 )
 
 // interp judges interpreter invocations: one-liners by the patterns of
 // their code, programs read from stdin by what feeds them, script files by
 // where they came from, and a few modules (python -m http.server, pip).
-func (c *call) interp() {
-	c.noPathScan = true
+func (c *call) interp() outcome {
 	lang := interpLang(c.name)
-	c.progName = lang
 	args := c.argv[1:]
-	var code []arg
-	var ops []arg
-	inPlace := false
-	module := ""
-	for k := 0; k < len(args); k++ {
-		v := args[k].val
-		next := func() (arg, bool) {
-			if k+1 < len(args) {
-				k++
-				return args[k], true
-			}
-			return arg{}, false
-		}
-		if len(ops) > 0 || !strings.HasPrefix(v, "-") || v == "-" {
-			ops = append(ops, args[k])
+	in := c.interpArgs(lang, args)
+	if in.encoded {
+		c.deny("obfuscation", "powershell runs an encoded command")
+		return judgedArgs
+	}
+	if c.interpSubcommand(&in, args) {
+		return judgedArgs
+	}
+	return c.interpRun(lang, in)
+}
+
+// interpLine is what an interpreter's command line holds.
+type interpLine struct {
+	code    []arg  // program texts (-c, -e and friends)
+	ops     []arg  // the operands: a script and its arguments
+	inPlace bool   // perl -i edits the operands
+	module  string // python -m, ruby -run
+	encoded bool   // powershell -EncodedCommand
+}
+
+// argCursor walks a list of arguments.
+type argCursor struct {
+	args []arg
+	k    int
+}
+
+// next takes the argument after the current one as an option's value.
+func (a *argCursor) next() (arg, bool) {
+	if a.k+1 < len(a.args) {
+		a.k++
+		return a.args[a.k], true
+	}
+	return arg{}, false
+}
+
+// rest returns the arguments after the current one.
+func (a *argCursor) rest() []arg { return a.args[a.k+1:] }
+
+// end stops the walk after the current argument.
+func (a *argCursor) end() { a.k = len(a.args) }
+
+// interpArgs reads the options of an interpreter up to its operands.
+func (c *call) interpArgs(lang string, args []arg) interpLine {
+	var in interpLine
+	cur := &argCursor{args: args}
+	for ; cur.k < len(args); cur.k++ {
+		v := args[cur.k].val
+		if len(in.ops) > 0 || !strings.HasPrefix(v, "-") || v == "-" {
+			in.ops = append(in.ops, args[cur.k])
 			if lang != "perl" && lang != "ruby" {
-				ops = append(ops, args[k+1:]...)
+				in.ops = append(in.ops, cur.rest()...)
 				break
 			}
 			continue
 		}
 		switch lang {
 		case "python":
-			switch {
-			case v == "-c":
-				if a, ok := next(); ok {
-					code = append(code, a)
-				}
-				ops = append(ops, args[k+1:]...)
-				k = len(args)
-			case strings.HasPrefix(v, "-c"):
-				code = append(code, arg{val: v[2:]})
-				k = len(args)
-			case v == "-m":
-				if a, ok := next(); ok {
-					module = a.val
-				}
-				ops = append(ops, args[k+1:]...)
-				k = len(args)
-			case strings.HasPrefix(v, "-m"):
-				module = v[2:]
-				ops = append(ops, args[k+1:]...)
-				k = len(args)
-			case v == "-W" || v == "-X" || v == "-Q":
-				next()
-			}
+			pythonOpt(&in, cur, v)
 		case "perl", "ruby":
-			if strings.HasPrefix(v, "--") {
-				continue
-			}
-		cluster:
-			for i := 1; i < len(v); i++ {
-				switch ch := v[i]; {
-				case ch == 'e' || ch == 'E':
-					if i+1 < len(v) {
-						code = append(code, arg{val: v[i+1:]})
-					} else if a, ok := next(); ok {
-						code = append(code, a)
-					}
-					break cluster
-				case strings.IndexByte("rIMmxCFdD", ch) >= 0:
-					val := v[i+1:]
-					if val == "" && (ch == 'r' || ch == 'I') {
-						a, _ := next()
-						val = a.val
-					}
-					if lang == "ruby" && ch == 'r' && val == "un" {
-						module = "un"
-					}
-					break cluster
-				case ch == 'i':
-					inPlace = true
-					break cluster
-				case ch == '0' || ch == 'l':
-					for i+1 < len(v) && (v[i+1] >= '0' && v[i+1] <= '9' || v[i+1] >= 'a' && v[i+1] <= 'f') {
-						i++
-					}
-				}
-			}
+			perlOpt(&in, cur, lang, v)
 		case "node":
-			switch v {
-			case "-e", "--eval", "-p", "--print":
-				if a, ok := next(); ok {
-					code = append(code, a)
-				}
-				ops = append(ops, args[k+1:]...)
-				k = len(args)
-			case "-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions":
-				next()
-			}
-			if c.name == "deno" || c.name == "bun" {
-				if v == "eval" || v == "-e" {
-					if a, ok := next(); ok {
-						code = append(code, a)
-					}
-				}
-			}
+			c.nodeOpt(&in, cur, v)
 		case "php":
-			switch v {
-			case "-r":
-				if a, ok := next(); ok {
-					code = append(code, a)
-				}
-			case "-S":
-				next()
-				c.ask("network_listener", "php -S starts a web server")
-			case "-t", "-c", "-d", "-z":
-				if a, ok := next(); ok && v == "-t" {
-					c.serveDir(a)
-				}
-			case "-f":
-				if a, ok := next(); ok {
-					ops = append(ops, a)
-				}
-			}
+			c.phpOpt(&in, cur, v)
 		case "pwsh":
-			lv := strings.ToLower(v)
-			switch {
-			case lv == "-c" || lv == "-command" || lv == "--command":
-				if a, ok := next(); ok {
-					var parts []string
-					parts = append(parts, a.val)
-					for _, r := range args[k+1:] {
-						parts = append(parts, r.val)
-					}
-					code = append(code, arg{val: strings.Join(parts, " ")})
-				}
-				k = len(args)
-			case strings.HasPrefix(lv, "-e") || strings.HasPrefix(lv, "-enc"):
-				c.deny("obfuscation", "powershell runs an encoded command")
-				return
+			pwshOpt(&in, cur, v)
+			if in.encoded {
+				return in
 			}
 		default:
 			for _, f := range codeFlags[lang] {
 				if v == f {
-					if a, ok := next(); ok {
-						code = append(code, a)
+					if a, ok := cur.next(); ok {
+						in.code = append(in.code, a)
 					}
 				} else if strings.HasPrefix(f, "--") && strings.HasPrefix(v, f+"=") {
-					code = append(code, part(args[k], v[len(f)+1:]))
+					in.code = append(in.code, part(args[cur.k], v[len(f)+1:]))
 				}
 			}
 		}
 	}
-	// Some take the program as a subcommand's operand.
-	if (c.name == "crystal" && len(ops) > 1 && ops[0].val == "eval") || (c.name == "swift" && len(ops) > 1 && ops[0].val == "-e") {
-		code = append(code, ops[1])
-		ops = ops[2:]
+	return in
+}
+
+func pythonOpt(in *interpLine, cur *argCursor, v string) {
+	switch {
+	case v == "-c":
+		if a, ok := cur.next(); ok {
+			in.code = append(in.code, a)
+		}
+		in.ops = append(in.ops, cur.rest()...)
+		cur.end()
+	case strings.HasPrefix(v, "-c"):
+		in.code = append(in.code, arg{val: v[2:]})
+		cur.end()
+	case v == "-m":
+		if a, ok := cur.next(); ok {
+			in.module = a.val
+		}
+		in.ops = append(in.ops, cur.rest()...)
+		cur.end()
+	case strings.HasPrefix(v, "-m"):
+		in.module = v[2:]
+		in.ops = append(in.ops, cur.rest()...)
+		cur.end()
+	case v == "-W" || v == "-X" || v == "-Q":
+		cur.next()
 	}
-	// deno and bun take subcommands.
-	if (c.name == "deno" || c.name == "bun") && len(ops) > 0 {
-		switch ops[0].val {
-		case "eval":
-			if len(ops) > 1 {
-				code = append(code, ops[1])
-			}
-			ops = nil
-		case "run", "x":
-			ops = ops[1:]
-			for len(ops) > 0 && strings.HasPrefix(ops[0].val, "-") {
-				ops = ops[1:]
-			}
-		case "install", "add":
-			if c.name == "bun" && (strings.Contains(strings.Join(argTexts(args), " "), " -g") || strings.Contains(strings.Join(argTexts(args), " "), "--global")) {
-				c.ask("package_install", "bun installs global packages")
-			}
-			if c.name == "deno" && ops[0].val == "install" && len(ops) > 1 {
-				c.ask("package_install", "deno install adds a global command")
+}
+
+// perlOpt reads one word of perl's or ruby's clustered switches (-lne).
+func perlOpt(in *interpLine, cur *argCursor, lang, v string) {
+	if strings.HasPrefix(v, "--") {
+		return
+	}
+	for i := 1; i < len(v); i++ {
+		switch ch := v[i]; {
+		case ch == 'e' || ch == 'E':
+			if i+1 < len(v) {
+				in.code = append(in.code, arg{val: v[i+1:]})
+			} else if a, ok := cur.next(); ok {
+				in.code = append(in.code, a)
 			}
 			return
-		default:
-			if c.name == "bun" && len(ops) > 0 && !strings.Contains(ops[0].val, ".") {
-				return // bun test, bun build, bun <script>
+		case strings.IndexByte("rIMmxCFdD", ch) >= 0:
+			val := v[i+1:]
+			if val == "" && (ch == 'r' || ch == 'I') {
+				a, _ := cur.next()
+				val = a.val
+			}
+			if lang == "ruby" && ch == 'r' && val == "un" {
+				in.module = "un"
+			}
+			return
+		case ch == 'i':
+			in.inPlace = true
+			return
+		case ch == '0' || ch == 'l':
+			for i+1 < len(v) && (v[i+1] >= '0' && v[i+1] <= '9' || v[i+1] >= 'a' && v[i+1] <= 'f') {
+				i++
 			}
 		}
 	}
-	for _, a := range code {
+}
+
+func (c *call) nodeOpt(in *interpLine, cur *argCursor, v string) {
+	switch v {
+	case "-e", "--eval", "-p", "--print":
+		if a, ok := cur.next(); ok {
+			in.code = append(in.code, a)
+		}
+		in.ops = append(in.ops, cur.rest()...)
+		cur.end()
+	case "-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions":
+		cur.next()
+	}
+	if c.name == "deno" || c.name == "bun" {
+		if v == "eval" || v == "-e" {
+			if a, ok := cur.next(); ok {
+				in.code = append(in.code, a)
+			}
+		}
+	}
+}
+
+func (c *call) phpOpt(in *interpLine, cur *argCursor, v string) {
+	switch v {
+	case "-r":
+		if a, ok := cur.next(); ok {
+			in.code = append(in.code, a)
+		}
+	case "-S":
+		cur.next()
+		c.ask("network_listener", "php -S starts a web server")
+	case "-t", "-c", "-d", "-z":
+		if a, ok := cur.next(); ok && v == "-t" {
+			c.serveDir(a)
+		}
+	case "-f":
+		if a, ok := cur.next(); ok {
+			in.ops = append(in.ops, a)
+		}
+	}
+}
+
+func pwshOpt(in *interpLine, cur *argCursor, v string) {
+	lv := strings.ToLower(v)
+	switch {
+	case lv == "-c" || lv == "-command" || lv == "--command":
+		if a, ok := cur.next(); ok {
+			var parts []string
+			parts = append(parts, a.val)
+			for _, r := range cur.rest() {
+				parts = append(parts, r.val)
+			}
+			in.code = append(in.code, arg{val: strings.Join(parts, " ")})
+		}
+		cur.end()
+	case strings.HasPrefix(lv, "-e") || strings.HasPrefix(lv, "-enc"):
+		in.encoded = true
+	}
+}
+
+// interpSubcommand reads the subcommands some interpreters take (crystal
+// eval, deno run, bun add); it reports whether that settles the command.
+func (c *call) interpSubcommand(in *interpLine, args []arg) bool {
+	// Some take the program as a subcommand's operand.
+	if (c.name == "crystal" && len(in.ops) > 1 && in.ops[0].val == "eval") || (c.name == "swift" && len(in.ops) > 1 && in.ops[0].val == "-e") {
+		in.code = append(in.code, in.ops[1])
+		in.ops = in.ops[2:]
+	}
+	if (c.name != "deno" && c.name != "bun") || len(in.ops) == 0 {
+		return false
+	}
+	switch in.ops[0].val {
+	case "eval":
+		if len(in.ops) > 1 {
+			in.code = append(in.code, in.ops[1])
+		}
+		in.ops = nil
+	case "run", "x":
+		in.ops = in.ops[1:]
+		for len(in.ops) > 0 && strings.HasPrefix(in.ops[0].val, "-") {
+			in.ops = in.ops[1:]
+		}
+	case "install", "add":
+		if c.name == "bun" && (strings.Contains(strings.Join(argTexts(args), " "), " -g") || strings.Contains(strings.Join(argTexts(args), " "), "--global")) {
+			c.ask("package_install", "bun installs global packages")
+		}
+		if c.name == "deno" && in.ops[0].val == "install" && len(in.ops) > 1 {
+			c.ask("package_install", "deno install adds a global command")
+		}
+		return true
+	default:
+		if c.name == "bun" && len(in.ops) > 0 && !strings.Contains(in.ops[0].val, ".") {
+			return true // bun test, bun build, bun <script>
+		}
+	}
+	return false
+}
+
+// interpRun judges what the interpreter runs: its code, a module, files it
+// edits, a program from stdin or a script file.
+func (c *call) interpRun(lang string, in interpLine) outcome {
+	for _, a := range in.code {
 		c.judgeCode(lang, a)
 	}
-	if module != "" {
-		c.pyModule(module, ops)
-		return
+	if in.module != "" {
+		c.pyModule(in.module, in.ops)
+		return judgedArgs
 	}
-	if inPlace {
-		for _, o := range ops {
+	if in.inPlace {
+		for _, o := range in.ops {
 			c.checkArg(o, accWrite)
 		}
-		return
+		return judgedArgs
 	}
-	if len(code) > 0 {
-		for _, o := range ops {
+	if len(in.code) > 0 {
+		for _, o := range in.ops {
 			c.scanOne(o, accRead)
 		}
-		return
+		return judgedArgs
 	}
+	ops := in.ops
 	if len(ops) == 0 || ops[0].val == "-" || ops[0].val == "/dev/stdin" {
 		switch lang {
 		case "python", "perl", "ruby", "node", "php", "pwsh", "lua", "tclsh", "jshell", "osascript":
-			c.readsProgram = true
 			c.ci.shell = true
+			return readsStdin(lang)
 		}
-		return
+		return judgedArgs
 	}
 	if (lang == "node") && isURL(ops[0].val) {
 		c.deny("download_exec", "runs a script straight from the network: "+ops[0].text())
-		return
+		return judgedArgs
 	}
 	c.runFile(ops[0])
 	for _, o := range ops[1:] {
 		c.scanOne(o, accRead)
 	}
+	return judgedArgs
 }
 
 // codeFlags are the options that pass a program as text, for the
@@ -267,7 +332,7 @@ func (c *call) pyModule(module string, ops []arg) {
 			c.serveCwd()
 		}
 	case "pip", "pip3":
-		inner := &call{j: c.j, sc: c.sc, ci: c.ci, owner: c.owner, name: "pip", argv: append([]arg{c.argv[0]}, ops...), layers: c.layers}
+		inner := &call{invocation: invocation{name: "pip", argv: append([]arg{c.argv[0]}, ops...), layers: c.layers}, j: c.j, sc: c.sc, ci: c.ci, owner: c.owner}
 		inner.pip()
 	case "pty":
 		c.deny("obfuscation", "python -m pty spawns a terminal")
@@ -292,288 +357,4 @@ func (c *call) serveCwd() {
 		return
 	}
 	c.serveDir(arg{val: c.sc.cwd})
-}
-
-var (
-	reStrLit     = lazyre.New(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
-	reBacktick   = lazyre.New("`([^`]*)`")
-	reQx         = lazyre.New(`qx\s*[{(/|]([^})/|]*)[})/|]|%x[{(]([^})]*)[})]`)
-	reExecCall   = lazyre.New(`\b(os\.system|os\.popen|popen[234]?|subprocess\.\w+|check_output|check_call|Popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|commands\.getoutput|system|exec|execSync|execFileSync|spawn|spawnSync|execFile|shell_exec|passthru|proc_open|pcntl_exec|IO\.popen|Open3\.\w+|Process\.Start|Runtime\.getRuntime|Start-Process|Invoke-Expression|os\.execute|io\.popen|os:cmd|System\.cmd|System\.shell|Port\.open|Process\.(?:run|new|spawn)|shell-command|call-process|start-process|process-lines|async-shell-command|make-process|callCommand|callProcess|readProcess|system2|Deno\.run|Deno\.Command|Bun\.spawn(?:Sync)?|ProcessBuilder|shell/sh|sh/sh|babashka\.process/\w+|do shell script)\s*[\[\x60'"(]|\.execute\(\)|\bexec\s+[\w/]|\b(?:run|read|pipeline|success)\(\x60`)
-	reSocket     = lazyre.New(`(?i)socket|fsockopen|TCPSocket|net\.connect|net\.Socket|createConnection|IO::Socket|Net::TCP|new-object\s+system\.net\.sockets|socat|/dev/tcp|ztcp|gen_tcp|tcp-connect|Deno\.connect|Bun\.connect|java\.net\.Socket|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
-	reConnect    = lazyre.New(`(?i)connect|fsockopen|TCPSocket\.(new|open)|createConnection|IO::Socket::INET|PeerAddr|TCPClient|ztcp|new\s+Socket\(|make-network-process|open-network-stream|\[socket\s|require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|import\s+socket|from\s+socket\s+import|using\s+Sockets|Sockets\.connect|IO::Socket`)
-	reShellish   = lazyre.New(`(?i)dup2|pty\.spawn|/bin/(ba|z|da|k)?sh|cmd\.exe|subprocess|child_process|spawn|\bexec\b|exec\(|system\(|popen|proc_open|shell_exec|passthru|STDIN|STDOUT|open\(STDIN|\.pipe\(|powershell|IEX|Invoke-Expression|os\.execute|io\.popen|System\.cmd|Port\.open|:os\.cmd|Deno\.(run|Command)|Bun\.spawn|ProcessBuilder|shell-command|start-process|\bsh\s+-c\b|\x60[^\x60]*\bsh\b`)
-	reFetch      = lazyre.New(`(?i)urlopen|urllib|requests\.(get|post)|http\.client|httplib|LWP|get\(\s*['"]https?:|getstore|file_get_contents\(\s*['"]https?|open-uri|URI\.open|Net::HTTP|fetch\(|https?\.get|curl_exec|DownloadString|DownloadFile|Invoke-WebRequest|iwr |Invoke-RestMethod|irm |WebClient|http\.request|\bget\s+['"]https?:|\bcurl\s|\bwget\s`)
-	reEvalExec   = lazyre.New(`(?i)\bexec\s*\(|\beval\s*\(|\beval\b|system\s*\(|popen|subprocess|spawn|instance_eval|runInThisContext|new\s+Function|Function\(|\bassert\s*\(|Invoke-Expression|\biex\b|include\s*\(|require\s*\(\s*['"]https?|\.write\(.*\)\s*;.*chmod|\bload(?:string)?\s*\(|\bdofile\s*\(`)
-	reDecode     = lazyre.New(`(?i)b64decode|base64|decode\(|fromCharCode|atob\(|Buffer\.from\([^)]*(base64|hex)|pack\(|unhexlify|rot13|codecs\.|zlib\.decompress|marshal\.loads|gzinflate|gzuncompress|str_rot13|bytes\.fromhex|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}|chr\(\d+\)\s*[+.]\s*chr\(|FromBase64String|unpack\(|map\s*\(?\s*['"]?chr\b|chr\(\s*\w+\s*\)\s*for\s|\(&:chr\)|\.chr\s*\}|sprintf\(\s*['"](?:%c)+|\[char\]\s*\d|\.fromCodePoint\(`)
-	reNetSend    = lazyre.New(`(?i)requests\.(post|put)|urlopen\([^)]*data|http\.client|httplib|\.sendall?\(|Net::HTTP\.post|post_form|method\s*:\s*['"](POST|PUT)|fetch\([^)]*POST|curl_exec|smtplib|ftplib|\.request\(|axios\.(post|put)|LWP.*post|HTTP::Request|paramiko|\.storbinary|UploadFile|UploadString|Invoke-WebRequest.*-Method\s+Post|Invoke-RestMethod.*-Method\s+Post|\.write\(\s*\w*sock|sock\w*\.(write|send)|socket.*\.(write|send)|Socket.*\.write|print\s+\$sock|syswrite`)
-	reLocalReads = lazyre.New(`(?i)environ|ENV\[|ENV\{|%ENV|process\.env|getenv|open\(|\.read\(|readFile|File\.read|file_get_contents|/etc/|\.ssh|Get-Content|\$env:|glob\(|os\.walk|listdir|readdir`)
-	reEnvDump    = lazyre.New(`os\.environ\s*(\)|$|;|,|\.items|\.copy|\.keys|\.values)|dict\(\s*os\.environ|print\s*\(?\s*os\.environ\s*\)?\s*$|process\.env\s*(\)|$|;|,)|JSON\.stringify\(\s*process\.env\s*\)|%ENV\b|\bENV\.(to_h|to_a|each|inspect|keys|map|select|sort)|\bp\s+ENV\b|puts\s+ENV\s*($|;)|getenv\(\s*\)|\$_ENV\b|\$_SERVER\b|Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:|os\.Environ\(\)`)
-	reDelete     = lazyre.New(`(?i)rmtree|rmdir|\bremove\(|unlink|rm_rf|rm_r|rmSync|rimraf|removedirs|\bdelete\b|FileUtils\.rm|File\.delete|os\.remove|\.unlink\(|fs\.rm|unlinkSync|rmdirSync|Remove-Item|\brm\s+-rf|truncate\(|shred|\brm\(|file\s+delete|File\.rm|delete-directory|delete-file|Deno\.remove|removeSync|Files\.delete|deleteRecursively|FileUtils\.(?:delete|remove|forceDelete)|file\.remove|remove_dir_all|remove_file|RemoveAll|fs/delete|remove_tree`)
-	reWriteMode  = lazyre.New(`^\s*,\s*['"](w|a|wb|ab|w\+|a\+|r\+|wt|at)['"]|^\s*,\s*(flags\s*[:=]\s*)?['"]a['"]|^\s*,\s*File::(WRONLY|APPEND)|^\s*,\s*os\.O_(WRONLY|RDWR|APPEND)|^\s*,\s*['"]>>?['"]|^['"]?\s*\)\s*\.\s*(write_text|write_bytes|open\(\s*['"][wa])`)
-	reWriteFunc  = lazyre.New(`(?i)(writeFile|appendFile|writeFileSync|appendFileSync|file_put_contents|File\.write|IO\.write|write_text|write_bytes|symlink|copyfile|copy2?|shutil\.copy|shutil\.move|rename|Set-Content|Add-Content|Out-File|createWriteStream|chmod|chown)\s*\(?\s*$`)
-	reForkLoop   = lazyre.New(`(?i)(while|for|loop|until)[^\n]{0,40}fork|fork[^\n]{0,20}(while|for|loop)|fork\(\)\s*(&&|\|\|)|forkbomb|Thread\(target=[^)]*\)\.start\(\)[^\n]*while\s+True|while\s*(True|1|\(1\)|\(true\))\s*:?\s*[^\n]{0,40}(fork|Popen|spawn|Thread)`)
-	reKillInit   = lazyre.New(`(?i)kill\s*\(?\s*-?1\s*,|kill\s*\(?\s*['"]?(KILL|9|TERM|SIGKILL|-9)['"]?\s*,\s*-?1\b|\.kill\(\s*-?1\b|Process\.kill\([^)]*,\s*-?1\s*\)|posix_kill\(\s*-?1\b`)
-	reSetuid     = lazyre.New(`(?i)set(e|r|res)?uid\(\s*0\s*\)|set(e|r|res)?gid\(\s*0\s*\)|POSIX::setuid\(\s*0|Process::Sys\.setuid\(\s*0|posix_setuid\(\s*0|\$<\s*=\s*0|\$>\s*=\s*0`)
-	reListen     = lazyre.New(`(?i)\.listen\(|\bbind\(|HTTPServer|TCPServer|socketserver|http\.server|SimpleHTTPServer|createServer|WEBrick|TCPServer\.new|IO::Socket::INET.*Listen|stream_socket_server|serve_forever|app\.run\(|uvicorn\.run|Listen\s*=>|HttpListener`)
-	reHomeRef    = lazyre.New(`(?i)expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|os\.homedir\(\)|Dir\.home|environ\[\s*['"]HOME['"]\s*\]|getenv\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|\$HOME|\$env:USERPROFILE|homedir\(\)|home-dir|Sys\.getenv\(\s*['"]HOME|path\.expand\(\s*['"]~|System\.user_home|get_env\(\s*"HOME"|\$(?:::)?env\(HOME\)|Deno\.env\.get\(\s*['"]HOME|Bun\.env\.HOME|\(getenv\s+"HOME"\)|user\.home|\$env:HOME|\bhome\(\)`)
-	rePowerCall  = lazyre.New(`(?i)\breboot\(|os\.reboot|LINUX_REBOOT|RB_AUTOBOOT|RB_POWER_OFF|Stop-Computer|Restart-Computer`)
-)
-
-// judgeCode judges an interpreter program given as text.
-func (c *call) judgeCode(lang string, a arg) {
-	code := a.val
-	switch {
-	case a.fetch:
-		c.deny("download_exec", lang+" runs code downloaded at run time")
-		return
-	case a.decode:
-		c.deny("obfuscation", lang+" runs decoded code")
-		return
-	case strings.TrimSpace(strings.ReplaceAll(code, unknownMark, "")) == "" && strings.Contains(code, unknownMark):
-		c.deny("obfuscation", lang+" program text is only known at run time")
-		return
-	}
-	switch lang {
-	case "pwsh", "osascript":
-		// Close enough to a shell for the commands it names.
-		c.j.lenient(c.owner, rePwshRemove.ReplaceAllString(code, "${1}rm "), c.sc)
-	case "tclsh":
-		c.tclCommands(code)
-	}
-	// Cheap keyword tests decide which of the costlier patterns can match.
-	lower := strings.ToLower(code)
-	mentions := func(words ...string) bool {
-		for _, w := range words {
-			if strings.Contains(lower, w) {
-				return true
-			}
-		}
-		return false
-	}
-	match := func(re *lazyre.Regexp, words ...string) bool {
-		return mentions(words...) && re.MatchString(code)
-	}
-	execCtx := reExecCall.MatchString(code)
-	hasSocket := match(reSocket, "sock", "tcp", "net", "connect", "socat")
-	connects := hasSocket && reConnect.MatchString(code)
-	evalExec := match(reEvalExec, "exec", "eval", "system", "popen", "spawn", "subprocess", "function", "assert", "iex", "invoke", "include", "require", "runin")
-	switch {
-	case connects && reShellish.MatchString(code):
-		c.deny("reverse_shell", lang+" connects a shell to the network")
-	case evalExec && match(reFetch, "url", "http", "lwp", "get", "fetch", "webclient", "download", "iwr", "irm", "curl"):
-		c.deny("download_exec", lang+" downloads code and runs it")
-	case (evalExec || execCtx) && reDecode.MatchString(code):
-		// Decoded text handed to eval or to a command runner alike.
-		c.deny("obfuscation", lang+" decodes a hidden program and runs it")
-	}
-	if match(reNetSend, "post", "put", "send", "request", "http", "smtp", "ftp", "sock", "upload", "paramiko", "storbinary", "write") && reLocalReads.MatchString(code) {
-		c.deny("exfiltration", lang+" sends local data or the environment to the network")
-	}
-	if match(reEnvDump, "env", "_server") {
-		c.deny("secrets", lang+" prints the process environment")
-	}
-	if match(reForkLoop, "fork", "spawn", "thread", "popen") {
-		c.deny("resource_exhaustion", lang+" forks in a loop")
-	}
-	if match(reKillInit, "kill") {
-		c.deny("services", lang+" kills init or every process")
-	}
-	if match(reSetuid, "uid", "gid", "$<", "$>") {
-		c.deny("privilege", lang+" switches to root")
-	}
-	if mentions("sysrq-trigger") || match(rePowerCall, "reboot", "computer") {
-		c.deny("power", lang+" reboots or powers off the machine")
-	}
-	if match(reListen, "listen", "bind", "server", "serve", "webrick", "app.run", "uvicorn") && !connects {
-		c.ask("network_listener", lang+" starts a network server")
-	}
-	deletes := match(reDelete, "rm", "remove", "unlink", "delete", "truncate", "shred", "rimraf")
-	if deletes && reHomeRef.MatchString(code) {
-		c.deny("destroy_data", lang+" deletes files in the home directory")
-	}
-	// Commands the program runs through a shell.
-	if execCtx || lang == "perl" || lang == "ruby" || lang == "php" {
-		for _, m := range reBacktick.FindAllStringSubmatch(code, -1) {
-			if lang != "node" {
-				c.j.lenient(c.owner, strings.ReplaceAll(m[1], "$(homedir())", "$HOME"), c.sc)
-			}
-		}
-		for _, m := range reQx.FindAllStringSubmatch(code, -1) {
-			c.j.lenient(c.owner, m[1]+m[2], c.sc)
-		}
-	}
-	lits := reStrLit.FindAllStringSubmatchIndex(code, -1)
-	var joined, texts []string
-	for _, m := range lits {
-		var s string
-		if m[2] >= 0 {
-			s = code[m[2]:m[3]]
-		} else {
-			s = code[m[4]:m[5]]
-		}
-		s = unescapeCode(s)
-		texts = append(texts, s)
-		if execCtx {
-			c.j.lenient(c.owner, s, c.sc)
-			joined = append(joined, s)
-		}
-		c.codePath(s, code[m[1]:], code[:m[0]], deletes)
-	}
-	if execCtx && len(joined) > 1 {
-		c.j.lenient(c.owner, strings.Join(joined, " "), c.sc)
-	}
-	if mentions("http", "url", "sock", "connect", "fetch", "request", "tcp", "curl", "wget", "get(", "docker") {
-		c.judgeCodeDests(lang, code, texts)
-	}
-	if mentions("sqlite", "database", "duckdb") {
-		c.codeDatabases(code, texts)
-	}
-	c.codeExhaustion(lang, code)
-}
-
-// codePath judges a string literal of a program that names a path.
-func (c *call) codePath(s, after, before string, deletes bool) {
-	if s == "" || strings.ContainsAny(s, " \n\t") && !strings.HasPrefix(s, "/") {
-		return
-	}
-	if !(strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "..")) {
-		return
-	}
-	if strings.HasPrefix(s, "~") {
-		s = c.j.tilde(s)
-	}
-	if strings.Contains(s, unknownMark) {
-		return
-	}
-	p, ok := c.j.resolve(arg{val: s}, c.sc)
-	if !ok {
-		return
-	}
-	if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
-		c.deny("reverse_shell", "program opens a network socket through "+p)
-		return
-	}
-	tail := before
-	if len(tail) > 40 {
-		tail = tail[len(tail)-40:]
-	}
-	write := reWriteMode.MatchString(after) || reWriteFunc.MatchString(tail) ||
-		strings.HasPrefix(s, ">") || strings.HasSuffix(strings.TrimSpace(tail), ">>") || strings.HasSuffix(strings.TrimSpace(tail), ">")
-	switch {
-	case deletes && c.j.classifyDeleteCat(p) != "":
-		cat, reason := c.j.classify(p, accDelete)
-		c.deny(cat, "program "+reason)
-	case write:
-		if cat, reason := c.j.classify(p, accCreate); cat != "" {
-			c.deny(cat, "program "+reason)
-		}
-	default:
-		if cat, reason := c.j.classify(p, accRead); cat != "" {
-			c.deny(cat, "program "+reason)
-		}
-	}
-}
-
-var (
-	rePwshRemove = lazyre.New(`(?i)(^|[;|&{(]\s*)(?:Remove-Item|ri|rd|del|erase)\s`)
-	reTclSplit   = lazyre.New(`[;\n\[\]{}]`)
-	reTclSend    = lazyre.New(`\bsend\s+(?:-\S+\s+)*"((?:[^"\\]|\\.)*)"`)
-	reTclOpen    = lazyre.New(`\bopen\s+"?\|([^"\]]*)`)
-	reTclSocket  = lazyre.New(`\bsocket\s+(?:-\S+\s+)*([^\s\]]+)\s+(\d+)`)
-	reTclFile    = lazyre.New(`^\s*file\s+(delete|rename|copy|mkdir)\b`)
-)
-
-// tclCommands judges Tcl and expect programs: each command is close
-// enough to a shell command, with file delete, spawn, send and open "|...".
-func (c *call) tclCommands(code string) {
-	for _, cmd := range reTclSplit.Split(code, -1) {
-		cmd = strings.TrimSpace(cmd)
-		if m := reTclFile.FindStringSubmatch(cmd); m != nil {
-			cmd = map[string]string{"delete": "rm", "rename": "mv", "copy": "cp", "mkdir": "mkdir"}[m[1]] + cmd[len(m[0]):]
-		}
-		cmd = strings.TrimPrefix(strings.TrimPrefix(cmd, "spawn "), "-noecho ")
-		c.j.lenient(c.owner, cmd, c.sc)
-	}
-	for _, m := range reTclSend.FindAllStringSubmatch(code, -1) {
-		c.j.lenient(c.owner, decodeANSIC(m[1]), c.sc)
-	}
-	for _, m := range reTclOpen.FindAllStringSubmatch(code, -1) {
-		c.j.lenient(c.owner, m[1], c.sc)
-	}
-	for _, m := range reTclSocket.FindAllStringSubmatch(code, -1) {
-		c.judgeDest(m[1], m[2], "tclsh")
-	}
-}
-
-var reSQLiteOpen = lazyre.New(`sqlite3?\.connect|new\s+(?:sqlite3\.)?Database\(|SQLite3::Database|dbi:SQLite|better-sqlite3|sqlite:\/\/|DuckDB|duckdb\.connect`)
-
-// codeDatabases treats the database files a program opens and changes
-// with SQL as files it writes.
-func (c *call) codeDatabases(code string, texts []string) {
-	if !reSQLiteOpen.MatchString(code) {
-		return
-	}
-	writes := false
-	for _, t := range texts {
-		writes = writes || sqlWrites(t)
-	}
-	if !writes {
-		return
-	}
-	for _, t := range texts {
-		t = strings.TrimPrefix(strings.TrimPrefix(t, "dbi:SQLite:dbname="), "sqlite:///")
-		if isDatabaseFile(t) && (strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") || strings.HasPrefix(t, "..")) {
-			if strings.HasPrefix(t, "~") {
-				t = c.j.tilde(t)
-			}
-			if p, ok := c.j.resolve(arg{val: t}, c.sc); ok {
-				if cat, reason := c.j.classify(p, accWrite); cat != "" {
-					c.deny(cat, "program changes a database: "+reason)
-				}
-			}
-		}
-	}
-}
-
-// isDatabaseFile reports whether a name is an SQLite database by its
-// extension.
-func isDatabaseFile(p string) bool {
-	switch strings.ToLower(path.Ext(p)) {
-	case ".db", ".sqlite", ".sqlite3", ".db3", ".sdb", ".duckdb":
-		return true
-	}
-	return false
-}
-
-func (j *judge) classifyDeleteCat(p string) string {
-	cat, _ := j.classify(p, accDelete)
-	return cat
-}
-
-// lenient judges a string from a program as a shell command, ignoring
-// strings that are not valid shell at all.
-func (j *judge) lenient(owner int, s string, sc *scope) {
-	if strings.TrimSpace(s) == "" || j.depth > maxDepth {
-		return
-	}
-	sub := &judge{p: j.p, owners: j.owners + 1000, depth: j.depth + 1, calls: j.calls}
-	sub.script(strings.ReplaceAll(s, unknownMark, "${__unknown}"), sc.child())
-	j.calls = sub.calls
-	for _, f := range sub.findings {
-		if f.category == "unparsable" {
-			continue
-		}
-		if f.category == "obfuscation" && (strings.HasPrefix(f.reason, "command name") || f.reason == "empty command name") {
-			continue
-		}
-		f.owner = owner
-		j.findings = append(j.findings, f)
-	}
-}
-
-func unescapeCode(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	return decodeANSIC(s)
 }

@@ -152,8 +152,7 @@ func wordText(w *syntax.Word) string {
 
 // jq judges jq and yq: the first operand is the program, the others are
 // files read (yq -i writes them).
-func (c *call) jq() {
-	c.noPathScan = true
+func (c *call) jq() outcome {
 	opts, ops := c.split(optSpec{short: "fLeIpo", long: []string{"arg", "argjson", "slurpfile", "rawfile", "from-file", "indent", "args", "jsonargs", "input-format", "output-format", "front-matter", "expression"}})
 	if !has(opts, "f", "from-file", "n", "null-input") && len(ops) > 0 {
 		ops = ops[1:]
@@ -174,16 +173,18 @@ func (c *call) jq() {
 			c.scanOne(o.val, accRead)
 		}
 	}
+	return judgedArgs
 }
 
 // locate judges locate and its kin, which list files by name.
-func (c *call) locate() {
+func (c *call) locate() outcome {
 	_, ops := c.split(optSpec{short: "dln", long: []string{"database", "limit"}})
 	for _, o := range ops {
 		if secretName(o.val) {
 			c.ci.secretList = true
 		}
 	}
+	return genericScan
 }
 
 // selfPIDs reports, from the syntax of a command inside a substitution,

@@ -227,6 +227,18 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 	i, opts := parseOpts(c.argv, 1, spec)
 	rest := c.argv[i:]
 	switch c.name {
+	case "sudo", "doas", "pkexec", "chroot", "unshare", "nsenter", "systemd-run", "setpriv", "run0":
+		return c.unwrapPrivileged(opts, rest)
+	case "cpulimit", "prlimit", "choom", "start-stop-daemon", "chrt", "taskset", "ionice", "strace", "ltrace":
+		return c.unwrapProcessTool(opts, rest)
+	}
+	return c.unwrapRunner(opts, rest)
+}
+
+// unwrapPrivileged unwraps the commands that run another with other
+// privileges, root directory or namespaces.
+func (c *call) unwrapPrivileged(opts []opt, rest []arg) (inner []arg, privileged, cont bool) {
+	switch c.name {
 	case "sudo", "doas", "pkexec":
 		c.deny("privilege", "runs a command as another user ("+c.name+")")
 		rest = c.skipAssigns(rest)
@@ -253,11 +265,14 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 	case "run0":
 		c.deny("privilege", "runs a command as another user (run0)")
 		return rest, true, true
-	case "setarch", "faketime":
-		if len(rest) > 0 {
-			rest = rest[1:] // the architecture, the fake time
-		}
-		return rest, false, true
+	}
+	return rest, false, true
+}
+
+// unwrapProcessTool unwraps the tools that run a command under limits or
+// a tracer, unless they act on a running process instead.
+func (c *call) unwrapProcessTool(opts []opt, rest []arg) (inner []arg, privileged, cont bool) {
+	switch c.name {
 	case "cpulimit", "prlimit", "choom":
 		if _, ok := hasOpt(opts, "p", "pid", "e", "exe", "path"); ok {
 			return nil, false, false // acts on a running process
@@ -270,6 +285,48 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 		}
 		if x, ok := hasOpt(opts, "x", "exec", "a", "startas"); ok {
 			return append([]arg{x}, rest...), false, true
+		}
+		return rest, false, true
+	case "chrt":
+		i, opts := parseOpts(c.argv, 1, optSpec{})
+		if _, ok := hasOpt(opts, "p", "pid"); ok {
+			return nil, false, false
+		}
+		rest = c.argv[i:]
+		if len(rest) > 0 {
+			rest = rest[1:]
+		}
+		return rest, false, true
+	case "taskset":
+		if _, ok := hasOpt(opts, "p", "pid"); ok {
+			return nil, false, false
+		}
+		if len(rest) > 0 {
+			rest = rest[1:]
+		}
+		return rest, false, true
+	case "ionice":
+		if _, ok := hasOpt(opts, "p"); ok {
+			return nil, false, false
+		}
+		return rest, false, true
+	case "strace", "ltrace":
+		if _, ok := hasOpt(opts, "p"); ok && len(rest) == 0 {
+			c.deny("secrets", "attaches to a running process ("+c.name+")")
+			return nil, false, false
+		}
+		return rest, false, true
+	}
+	return rest, false, true
+}
+
+// unwrapRunner unwraps the other wrappers: env, exec, command, timeout,
+// flock, xargs and the like.
+func (c *call) unwrapRunner(opts []opt, rest []arg) (inner []arg, privileged, cont bool) {
+	switch c.name {
+	case "setarch", "faketime":
+		if len(rest) > 0 {
+			rest = rest[1:] // the architecture, the fake time
 		}
 		return rest, false, true
 	case "command":
@@ -299,29 +356,6 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 			rest = rest[1:]
 		}
 		return rest, false, true
-	case "chrt":
-		i, opts := parseOpts(c.argv, 1, optSpec{})
-		if _, ok := hasOpt(opts, "p", "pid"); ok {
-			return nil, false, false
-		}
-		rest = c.argv[i:]
-		if len(rest) > 0 {
-			rest = rest[1:]
-		}
-		return rest, false, true
-	case "taskset":
-		if _, ok := hasOpt(opts, "p", "pid"); ok {
-			return nil, false, false
-		}
-		if len(rest) > 0 {
-			rest = rest[1:]
-		}
-		return rest, false, true
-	case "ionice":
-		if _, ok := hasOpt(opts, "p"); ok {
-			return nil, false, false
-		}
-		return rest, false, true
 	case "flock":
 		if cmd, ok := hasOpt(opts, "c", "command"); ok {
 			c.j.nested(c.owner, cmd, c.sc, "flock -c")
@@ -347,12 +381,6 @@ func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
 			}
 		}
 		return inner, false, true
-	case "strace", "ltrace":
-		if _, ok := hasOpt(opts, "p"); ok && len(rest) == 0 {
-			c.deny("secrets", "attaches to a running process ("+c.name+")")
-			return nil, false, false
-		}
-		return rest, false, true
 	}
 	return rest, false, true
 }

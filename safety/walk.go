@@ -142,7 +142,12 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 		out := j.stmt(c.X, sc, in)
 		return append(out, j.stmt(c.Y, sc, nil)...)
 	}
-	// Compound commands: redirections apply to everything inside.
+	return j.compound(s, sc, in)
+}
+
+// compound judges a compound command (subshell, block, if, loops, case,
+// function, declaration); its redirections apply to everything inside.
+func (j *judge) compound(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 	var out []*callInfo
 	owner := j.newOwner()
 	red := &callInfo{owner: owner}
@@ -167,19 +172,7 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 			j.spinLoop(owner, c.Do)
 		}
 	case *syntax.ForClause:
-		j.countedLoop(owner, c)
-		if wi, ok := c.Loop.(*syntax.WordIter); ok {
-			for _, w := range wi.Items {
-				j.substs(w, sc)
-			}
-		} else if cs, ok := c.Loop.(*syntax.CStyleLoop); ok {
-			j.substs(cs, sc)
-			if cs.Cond == nil {
-				j.loopBomb(owner, c.Do)
-				j.spinLoop(owner, c.Do)
-			}
-		}
-		out = append(out, j.list(c.Do, sc)...)
+		out = append(out, j.forClause(owner, c, sc)...)
 	case *syntax.CaseClause:
 		j.substs(c.Word, sc)
 		for _, it := range c.Items {
@@ -200,6 +193,23 @@ func (j *judge) stmt(s *syntax.Stmt, sc *scope, in []*callInfo) []*callInfo {
 		j.substs(c, sc)
 	}
 	return append(out, red)
+}
+
+// forClause judges a for loop: its words, and its body once.
+func (j *judge) forClause(owner int, f *syntax.ForClause, sc *scope) []*callInfo {
+	j.countedLoop(owner, f)
+	if wi, ok := f.Loop.(*syntax.WordIter); ok {
+		for _, w := range wi.Items {
+			j.substs(w, sc)
+		}
+	} else if cs, ok := f.Loop.(*syntax.CStyleLoop); ok {
+		j.substs(cs, sc)
+		if cs.Cond == nil {
+			j.loopBomb(owner, f.Do)
+			j.spinLoop(owner, f.Do)
+		}
+	}
+	return j.list(f.Do, sc)
 }
 
 // stmtsIn judges a block whose first statement receives the block's input.

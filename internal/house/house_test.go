@@ -33,9 +33,7 @@ const longMark = "long:"
 // rules skip while they are being rewritten. It must shrink to empty: take an entry out as soon as
 // its package keeps the rules. A directory entry covers that directory only, not its subdirectories.
 // The import rules apply to every package regardless.
-var exempt = []string{
-	"safety",
-}
+var exempt = []string{}
 
 // importRule constrains the module-internal imports of the packages that pkg matches. Patterns
 // are module-relative: "agent" is that package, "agent/..." is it and everything below, "..." is
