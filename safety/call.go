@@ -51,10 +51,11 @@ type invocation struct {
 	argv   []arg   // the command and its arguments; each word knows whether it is literal
 	layers []layer // the wrappers, outermost first (sudo, env, xargs ...)
 
-	stdinText  *arg   // here-document or here-string
-	stdinSubst *arg   // < <(command)
-	stdinFile  string // < file
-	stdout     string // > file
+	redirs     []redirect // the redirections, in order
+	stdinText  *arg       // here-document or here-string
+	stdinSubst *arg       // < <(command)
+	stdinFile  string     // < file
+	stdout     string     // > file
 }
 
 // layer is one wrapper around the command: its words as written.
@@ -126,7 +127,8 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 	}
 	c.unwrapAll()
 	c.applyRules()
-	c.redirectsOf(s.Redirs)
+	j.parseRedirects(&c.invocation, s.Redirs, sc)
+	c.redirectRules()
 	var o outcome
 	if c.name != "" {
 		c.checkTainted()
