@@ -44,12 +44,17 @@ type call struct {
 
 // invocation is one simple command as the handlers read it: its name and
 // arguments after the wrappers it was unwrapped from, those wrappers, and
-// where its redirections point. Unwrapping and reading the redirections
-// fill it in before the handler runs; the handlers only read it.
+// its redirections. unwrap and parseRedirects fill it in, judging nothing;
+// the rules over it (layerRules, applyRules, redirectRules) and the
+// handlers run afterwards and only read it.
 type invocation struct {
 	name   string  // the base name of the command, "" when nothing is left to judge
 	argv   []arg   // the command and its arguments; each word knows whether it is literal
 	layers []layer // the wrappers, outermost first (sudo, env, xargs ...)
+	pkg    *pkgRun // a package runner the command ends on, run as no command
+	fault  nameFault
+	// tooDeep is set when unwrapping gave up before the command.
+	tooDeep bool
 
 	redirs     []redirect // the redirections, in order
 	stdinText  *arg       // here-document or here-string
@@ -58,10 +63,33 @@ type invocation struct {
 	stdout     string     // > file
 }
 
-// layer is one wrapper around the command: its words as written.
+// nameFault says why argv[0] cannot be read as a command name.
+type nameFault int
+
+const (
+	nameOK      nameFault = iota
+	nameRunTime           // only known at run time
+	nameFetched           // the output of a download
+	nameGlob              // a glob pattern
+	nameEmpty             // the empty string
+	nameSyntax            // contains shell syntax
+)
+
+// layer is one wrapper around the command: its words as written, what it
+// is and what it does to the command.
 type layer struct {
 	argv       []string
-	privileged bool
+	privileged bool    // runs the command with other privileges, root or namespaces
+	wrapper    string  // its name: sudo, env, xargs, npx ...
+	opts       []opt   // its options
+	operands   []arg   // the words after its options
+	assigns    []arg   // NAME=value words it sets for the command (env, sudo)
+	root       *arg    // the new root directory (chroot)
+	nested     *arg    // a command string it runs (flock -c)
+	extras     [][]arg // more commands it runs, one per item (xargs -I)
+	pkg        *pkgRun // a package runner examined just before this layer
+	inner      []arg   // the command it runs
+	stopped    bool    // runs no command to judge (command -v, env alone, flock -c ...)
 }
 
 func (c *call) deny(cat, reason string) { c.j.add(c.owner, Deny, cat, reason) }
@@ -113,20 +141,20 @@ func (j *judge) simple(owner int, ce *syntax.CallExpr, s *syntax.Stmt, sc *scope
 	for _, as := range ce.Assigns {
 		j.assignCheck(c, as, len(ce.Args) == 0)
 	}
-	c.argv = j.words(ce.Args, sc)
-	if len(c.argv) == 0 {
-		j.redirects(ci, s.Redirs, sc)
-		return ci
-	}
-	if !c.checkName() {
+	c.invocation = j.unwrap(j.words(ce.Args, sc), in)
+	if c.name == "" && len(c.layers) == 0 {
+		c.nameRule() // no name to judge: the redirections are bare ones
 		j.redirects(ci, s.Redirs, sc)
 		return ci
 	}
 	if sc.vars["IFS"] != nil && hasBareParam(ce.Args[0]) {
 		c.deny("obfuscation", "command name depends on word splitting with a custom IFS")
 	}
-	c.unwrapAll()
+	c.layerRules()
 	c.applyRules()
+	// The redirections are read after the wrappers are judged: the command
+	// strings those run (BASH_ENV, flock -c, xargs items) may create the
+	// links their targets resolve through.
 	j.parseRedirects(&c.invocation, s.Redirs, sc)
 	c.redirectRules()
 	var o outcome
@@ -214,32 +242,6 @@ func (c *call) secretVars(ce *syntax.CallExpr) {
 		}
 		return true
 	})
-}
-
-// checkName refuses command names that are only known at run time.
-func (c *call) checkName() bool {
-	a := c.argv[0]
-	switch {
-	case !a.known():
-		if a.fetch {
-			c.deny("download_exec", "runs a command downloaded at run time")
-		} else {
-			c.deny("obfuscation", "command name is only known at run time: "+a.text())
-		}
-		return false
-	case a.glob:
-		c.deny("obfuscation", "command name is a glob pattern: "+a.val)
-		return false
-	case a.val == "":
-		c.deny("obfuscation", "empty command name")
-		return false
-	}
-	c.name = baseName(a.val)
-	if strings.ContainsAny(c.name, " \t\n;|&<>") {
-		c.deny("obfuscation", "command name contains shell syntax: "+a.val)
-		return false
-	}
-	return true
 }
 
 func argTexts(as []arg) []string {

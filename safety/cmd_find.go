@@ -126,11 +126,12 @@ func (j *judge) judgeArgv(owner int, argv []arg, sc *scope) {
 	if len(argv) == 0 {
 		return
 	}
-	c := &call{invocation: invocation{argv: argv}, j: j, sc: sc, ci: &callInfo{owner: owner}, owner: owner}
-	if !c.checkName() {
+	c := &call{invocation: j.unwrap(argv, nil), j: j, sc: sc, ci: &callInfo{owner: owner}, owner: owner}
+	if c.name == "" && len(c.layers) == 0 {
+		c.nameRule()
 		return
 	}
-	c.unwrapAll()
+	c.layerRules()
 	c.applyRules()
 	var o outcome
 	if c.name != "" {

@@ -55,44 +55,68 @@ func runnerFamily(argv []arg) (string, int) {
 	return "", 0
 }
 
+// pkgRun is what unwrapping found out about a package runner: the
+// command string it was given to run (--call), or the package it fetches
+// from an arbitrary URL, or from the registry at a pinned version or tag.
+type pkgRun struct {
+	name   string // the runner as named (npx, pnpm, uvx ...)
+	call   *arg
+	url    *arg
+	pinned *arg
+}
+
 // runPackage returns the command a package runner runs, with the package's
-// name as its command name. ok is false when argv is not a package runner
-// or the runner was judged here in full.
-func (c *call) runPackage() (inner []arg, ok bool) {
-	fam, start := runnerFamily(c.argv)
+// name as its command name. pr is nil when argv is not a package runner;
+// ok is false when it runs no command to judge as written.
+func runPackage(name string, argv []arg) (pr *pkgRun, inner []arg, ok bool) {
+	fam, start := runnerFamily(argv)
 	if fam == "" {
-		return nil, false
+		return nil, nil, false
 	}
+	pr = &pkgRun{name: name}
 	spec := runnerSpecs[fam]
-	i, opts := parseOpts(c.argv, start, spec)
+	i, opts := parseOpts(argv, start, spec)
 	for _, o := range opts {
 		if o.name == "c" || o.name == "call" {
-			c.j.nested(c.owner, o.val, c.sc, c.name+" --call")
-			return nil, false
+			pr.call = &o.val
+			return pr, nil, false
 		}
 		if isPackageURL(o.val.val) || (o.name == "p" || o.name == "package") && fam != "uvx" && isGitHubShorthand(o.val.val) {
-			c.ask("package_install", c.name+" runs a package from an arbitrary URL: "+o.val.text())
-			return nil, false
+			pr.url = &o.val
+			return pr, nil, false
 		}
 	}
-	rest := c.argv[i:]
+	rest := argv[i:]
 	if len(rest) == 0 {
-		return nil, false
+		return pr, nil, false
 	}
 	pkgSpec := rest[0]
 	if _, named := hasOpt(opts, "p", "package", "from", "spec"); !named || fam == "pipx" {
 		if isPackageURL(pkgSpec.val) || fam != "uvx" && fam != "pipx" && isGitHubShorthand(pkgSpec.val) {
-			c.ask("package_install", c.name+" runs a package from an arbitrary URL: "+pkgSpec.text())
-			return nil, false
+			pr.url = &pkgSpec
+			return pr, nil, false
 		}
-		if name, pinned := packageCommand(pkgSpec.val, fam); name != "" {
+		if cmd, pinned := packageCommand(pkgSpec.val, fam); cmd != "" {
 			if pinned {
-				c.ask("package_install", c.name+" fetches "+pkgSpec.text()+" from the registry and runs it")
+				a := pkgSpec
+				pr.pinned = &a
 			}
-			pkgSpec = part(pkgSpec, name)
+			pkgSpec = part(pkgSpec, cmd)
 		}
 	}
-	return append([]arg{pkgSpec}, rest[1:]...), true
+	return pr, append([]arg{pkgSpec}, rest[1:]...), true
+}
+
+// pkgRule judges what unwrapping found out about a package runner.
+func (c *call) pkgRule(pr *pkgRun) {
+	switch {
+	case pr.call != nil:
+		c.j.nested(c.owner, *pr.call, c.sc, pr.name+" --call")
+	case pr.url != nil:
+		c.ask("package_install", pr.name+" runs a package from an arbitrary URL: "+pr.url.text())
+	case pr.pinned != nil:
+		c.ask("package_install", pr.name+" fetches "+pr.pinned.text()+" from the registry and runs it")
+	}
 }
 
 // packageCommand turns a package spec ("@scope/tool@1.2", "tool==2.0")

@@ -172,241 +172,234 @@ func wrapperSpecs() map[string]optSpec {
 	return m
 }
 
-// unwrapAll peels wrappers (sudo, env, nice, timeout, xargs, ...) off the
-// command, recording each layer for the configured rules.
-func (c *call) unwrapAll() {
-	specs := c.j.p.wrappers
+// unwrap turns the words of a simple command into an invocation: the
+// command name, and the wrappers (sudo, env, nice, timeout, xargs, ...)
+// peeled off it, outermost first, each saying what it is and what it
+// does to the command. in describes what feeds the command's standard
+// input (xargs reads its items there). It judges nothing: layerRules does,
+// afterwards.
+func (j *judge) unwrap(argv []arg, in []*callInfo) invocation {
+	inv := invocation{argv: argv}
+	if len(argv) == 0 || !inv.enter(argv) {
+		return inv
+	}
+	specs := j.p.wrappers
+	var pkg *pkgRun // a package runner examined, for the next layer
 	for range 16 {
-		if inner, ok := c.runPackage(); ok {
-			c.layers = append(c.layers, layer{argv: argTexts(c.argv)})
-			c.argv = inner
-			if !c.checkName() {
-				c.name = ""
-				return
+		pr, inner, ok := runPackage(inv.name, inv.argv)
+		if pr != nil {
+			pkg = pr
+		}
+		if ok {
+			inv.layers = append(inv.layers, layer{argv: argTexts(inv.argv), wrapper: inv.name, pkg: pkg})
+			if !inv.enter(inner) {
+				return inv
 			}
+			pkg = nil
 			continue
 		}
-		spec, ok := specs[c.name]
+		spec, ok := specs[inv.name]
 		if !ok {
-			if c.name == "uv" || c.name == "poetry" || c.name == "pipenv" || c.name == "bundle" || c.name == "pdm" || c.name == "hatch" {
-				if len(c.argv) > 2 && (c.argv[1].val == "run" || c.argv[1].val == "exec") {
-					c.layers = append(c.layers, layer{argv: argTexts(c.argv)})
-					c.argv = c.argv[2:]
-					if !c.checkName() {
-						c.name = ""
-						return
-					}
-					continue
+			if isProjectRunner(inv.argv) {
+				inv.layers = append(inv.layers, layer{argv: argTexts(inv.argv), wrapper: inv.name, pkg: pkg})
+				if !inv.enter(inv.argv[2:]) {
+					return inv
 				}
+				pkg = nil
+				continue
 			}
-			return
+			inv.pkg = pkg
+			return inv
 		}
-		inner, privileged, cont := c.unwrapOne(spec)
-		c.layers = append(c.layers, layer{argv: argTexts(c.argv), privileged: privileged})
-		if !cont {
-			return
+		l := inv.unwrapOne(spec, in)
+		l.pkg = pkg
+		pkg = nil
+		inv.layers = append(inv.layers, l)
+		if l.stopped {
+			return inv
 		}
-		if len(inner) == 0 {
-			c.argv = c.argv[:1]
-			c.name = "" // nothing more to judge
-			return
+		if len(l.inner) == 0 {
+			inv.argv = inv.argv[:1]
+			inv.name = "" // nothing more to judge
+			return inv
 		}
-		c.argv = inner
-		if !c.checkName() {
-			c.name = ""
-			return
+		if !inv.enter(l.inner) {
+			return inv
 		}
 	}
-	c.deny("obfuscation", "too many nested wrappers")
-	c.name = ""
+	inv.tooDeep = true
+	inv.name = ""
+	return inv
 }
 
-// unwrapOne returns the wrapped command. cont is false when the wrapper
-// was fully handled here (the command is then not judged further).
-func (c *call) unwrapOne(spec optSpec) (inner []arg, privileged, cont bool) {
-	i, opts := parseOpts(c.argv, 1, spec)
-	rest := c.argv[i:]
-	switch c.name {
+// isProjectRunner reports whether argv runs a command in a project's
+// environment (uv run, poetry run, bundle exec ...).
+func isProjectRunner(argv []arg) bool {
+	switch baseName(argv[0].val) {
+	case "uv", "poetry", "pipenv", "bundle", "pdm", "hatch":
+		return len(argv) > 2 && (argv[1].val == "run" || argv[1].val == "exec")
+	}
+	return false
+}
+
+// enter makes argv the command of the invocation. It reports false, with
+// no name left to judge, when argv[0] cannot be read as a command name.
+func (inv *invocation) enter(argv []arg) bool {
+	inv.argv = argv
+	inv.fault = nameFaultOf(argv[0])
+	if inv.fault != nameOK {
+		inv.name = ""
+		return false
+	}
+	inv.name = baseName(argv[0].val)
+	return true
+}
+
+// nameFaultOf says why a word cannot be read as a command name.
+func nameFaultOf(a arg) nameFault {
+	switch {
+	case !a.known() && a.fetch:
+		return nameFetched
+	case !a.known():
+		return nameRunTime
+	case a.glob:
+		return nameGlob
+	case a.val == "":
+		return nameEmpty
+	case strings.ContainsAny(baseName(a.val), " \t\n;|&<>"):
+		return nameSyntax
+	}
+	return nameOK
+}
+
+// unwrapOne reads the wrapper the invocation is at: its options, operands
+// and the command it runs.
+func (inv *invocation) unwrapOne(spec optSpec, in []*callInfo) layer {
+	i, opts := parseOpts(inv.argv, 1, spec)
+	l := layer{argv: argTexts(inv.argv), wrapper: inv.name, opts: opts, operands: inv.argv[i:]}
+	switch inv.name {
 	case "sudo", "doas", "pkexec", "chroot", "unshare", "nsenter", "systemd-run", "setpriv", "run0":
-		return c.unwrapPrivileged(opts, rest)
+		l.unwrapPrivileged()
 	case "cpulimit", "prlimit", "choom", "start-stop-daemon", "chrt", "taskset", "ionice", "strace", "ltrace":
-		return c.unwrapProcessTool(opts, rest)
+		l.unwrapProcessTool(inv.argv)
+	default:
+		l.unwrapRunner(in)
 	}
-	return c.unwrapRunner(opts, rest)
+	return l
 }
 
-// unwrapPrivileged unwraps the commands that run another with other
+// unwrapPrivileged reads the commands that run another with other
 // privileges, root directory or namespaces.
-func (c *call) unwrapPrivileged(opts []opt, rest []arg) (inner []arg, privileged, cont bool) {
-	switch c.name {
+func (l *layer) unwrapPrivileged() {
+	rest := l.operands
+	l.privileged = true
+	switch l.wrapper {
 	case "sudo", "doas", "pkexec":
-		c.deny("privilege", "runs a command as another user ("+c.name+")")
-		rest = c.skipAssigns(rest)
-		return rest, true, true
-	case "chroot", "unshare", "nsenter":
-		c.deny("privilege", "changes root or namespaces ("+c.name+")")
-		if c.name == "chroot" && len(rest) > 0 {
-			c.scanOne(rest[0], accRead)
+		l.assigns, rest = skipAssigns(rest)
+	case "chroot":
+		if len(rest) > 0 {
+			l.root = &rest[0]
 			rest = rest[1:]
 		}
-		return rest, true, true
-	case "systemd-run":
-		c.deny("services", "starts a system service unit (systemd-run)")
-		return rest, true, true
 	case "setpriv":
-		for _, o := range opts {
+		l.privileged = false
+		for _, o := range l.opts {
 			switch o.name {
 			case "reuid", "regid", "ruid", "euid", "rgid", "egid", "groups", "init-groups", "inh-caps", "ambient-caps", "bounding-set", "securebits":
-				c.deny("privilege", "runs a command with other user ids or capabilities (setpriv)")
-				return rest, true, true
+				l.privileged = true
 			}
 		}
-		return rest, false, true
-	case "run0":
-		c.deny("privilege", "runs a command as another user (run0)")
-		return rest, true, true
 	}
-	return rest, false, true
+	l.inner = rest
 }
 
-// unwrapProcessTool unwraps the tools that run a command under limits or
-// a tracer, unless they act on a running process instead.
-func (c *call) unwrapProcessTool(opts []opt, rest []arg) (inner []arg, privileged, cont bool) {
-	switch c.name {
+// unwrapProcessTool reads the tools that run a command under limits or a
+// tracer; it stops when they act on a running process instead.
+func (l *layer) unwrapProcessTool(argv []arg) {
+	rest := l.operands
+	switch l.wrapper {
 	case "cpulimit", "prlimit", "choom":
-		if _, ok := hasOpt(opts, "p", "pid", "e", "exe", "path"); ok {
-			return nil, false, false // acts on a running process
-		}
-		return rest, false, true
+		_, l.stopped = hasOpt(l.opts, "p", "pid", "e", "exe", "path")
 	case "start-stop-daemon":
-		if _, ok := hasOpt(opts, "K", "stop"); ok {
-			c.deny("services", "start-stop-daemon stops a service")
-			return nil, false, false
+		if _, ok := hasOpt(l.opts, "K", "stop"); ok {
+			l.stopped = true
+		} else if x, ok := hasOpt(l.opts, "x", "exec", "a", "startas"); ok {
+			rest = append([]arg{x}, rest...)
 		}
-		if x, ok := hasOpt(opts, "x", "exec", "a", "startas"); ok {
-			return append([]arg{x}, rest...), false, true
-		}
-		return rest, false, true
 	case "chrt":
-		i, opts := parseOpts(c.argv, 1, optSpec{})
-		if _, ok := hasOpt(opts, "p", "pid"); ok {
-			return nil, false, false
-		}
-		rest = c.argv[i:]
+		i, opts := parseOpts(argv, 1, optSpec{})
+		_, l.stopped = hasOpt(opts, "p", "pid")
+		rest = argv[i:]
 		if len(rest) > 0 {
 			rest = rest[1:]
 		}
-		return rest, false, true
 	case "taskset":
-		if _, ok := hasOpt(opts, "p", "pid"); ok {
-			return nil, false, false
-		}
+		_, l.stopped = hasOpt(l.opts, "p", "pid")
 		if len(rest) > 0 {
 			rest = rest[1:]
 		}
-		return rest, false, true
 	case "ionice":
-		if _, ok := hasOpt(opts, "p"); ok {
-			return nil, false, false
-		}
-		return rest, false, true
+		_, l.stopped = hasOpt(l.opts, "p")
 	case "strace", "ltrace":
-		if _, ok := hasOpt(opts, "p"); ok && len(rest) == 0 {
-			c.deny("secrets", "attaches to a running process ("+c.name+")")
-			return nil, false, false
-		}
-		return rest, false, true
+		_, ok := hasOpt(l.opts, "p")
+		l.stopped = ok && len(rest) == 0 // attaches to a running process
 	}
-	return rest, false, true
+	if !l.stopped {
+		l.inner = rest
+	}
 }
 
-// unwrapRunner unwraps the other wrappers: env, exec, command, timeout,
+// unwrapRunner reads the other wrappers: env, exec, command, timeout,
 // flock, xargs and the like.
-func (c *call) unwrapRunner(opts []opt, rest []arg) (inner []arg, privileged, cont bool) {
-	switch c.name {
-	case "setarch", "faketime":
+func (l *layer) unwrapRunner(in []*callInfo) {
+	rest := l.operands
+	switch l.wrapper {
+	case "setarch", "faketime", "timeout":
 		if len(rest) > 0 {
-			rest = rest[1:] // the architecture, the fake time
+			rest = rest[1:] // the architecture, the fake time, the duration
 		}
-		return rest, false, true
 	case "command":
-		if _, ok := hasOpt(opts, "v", "V"); ok {
-			return nil, false, false // only looks the name up
-		}
-		return rest, false, true
+		_, l.stopped = hasOpt(l.opts, "v", "V") // only looks the name up
 	case "exec":
-		if len(rest) == 0 {
-			return nil, false, false
-		}
-		return rest, false, true
+		l.stopped = len(rest) == 0
 	case "env":
-		if s, ok := hasOpt(opts, "S", "split-string"); ok {
+		if s, ok := hasOpt(l.opts, "S", "split-string"); ok {
 			rest = append(splitWords(s), rest...)
 		}
-		rest = c.skipAssigns(rest)
-		if len(rest) == 0 {
-			if _, ok := hasOpt(opts, "i", "ignore-environment", "0"); !ok {
-				c.deny("secrets", "prints the process environment")
-			}
-			return nil, false, false
-		}
-		return rest, false, true
-	case "timeout":
-		if len(rest) > 0 {
-			rest = rest[1:]
-		}
-		return rest, false, true
+		l.assigns, rest = skipAssigns(rest)
+		l.stopped = len(rest) == 0 // prints the environment
 	case "flock":
-		if cmd, ok := hasOpt(opts, "c", "command"); ok {
-			c.j.nested(c.owner, cmd, c.sc, "flock -c")
-			return nil, false, false
+		if cmd, ok := hasOpt(l.opts, "c", "command"); ok {
+			l.nested = &cmd
+			break
 		}
 		if len(rest) > 0 {
 			rest = rest[1:]
 		}
 		if len(rest) >= 2 && (rest[0].val == "-c" || rest[0].val == "--command") {
-			c.j.nested(c.owner, rest[1], c.sc, "flock -c")
-			return nil, false, false
+			l.nested = &rest[1]
 		}
-		return rest, false, true
 	case "xargs":
-		inner := c.xargsInner(opts, rest)
-		c.countedXargs(opts, inner)
-		for _, p := range c.in {
-			if p.endless {
-				c.deny("resource_exhaustion", "xargs runs a command for every line of an endless stream")
-			}
-			if p.secretList {
-				c.secretHunt(inner)
-			}
-		}
-		return inner, false, true
+		rest, l.extras = xargsInner(l.opts, rest, in)
 	}
-	return rest, false, true
+	l.stopped = l.stopped || l.nested != nil
+	if !l.stopped {
+		l.inner = rest
+	}
 }
 
-// skipAssigns drops NAME=value words (env, sudo), judging the dangerous ones.
-func (c *call) skipAssigns(rest []arg) []arg {
+// skipAssigns splits the NAME=value words (env, sudo) off the front of
+// rest.
+func skipAssigns(rest []arg) (assigns, after []arg) {
 	for len(rest) > 0 {
-		name, val, ok := strings.Cut(rest[0].val, "=")
+		name, _, ok := strings.Cut(rest[0].val, "=")
 		if !ok || !isName(name) {
 			break
 		}
-		switch name {
-		case "LD_PRELOAD", "LD_AUDIT":
-			c.deny("privilege", "preloads a shared library into programs")
-		case "HISTFILE", "HISTSIZE", "HISTFILESIZE":
-			if val == "" || val == "0" || val == "/dev/null" {
-				c.deny("anti_forensics", "disables shell history")
-			}
-		case "BASH_ENV", "ENV", "PROMPT_COMMAND":
-			c.j.nested(c.owner, arg{val: val}, c.sc, name)
-		}
-		c.registryAssign(name, val)
-		c.envCommand(name, part(rest[0], val))
+		assigns = append(assigns, rest[0])
 		rest = rest[1:]
 	}
-	return rest
+	return assigns, rest
 }
 
 func isName(s string) bool {
@@ -461,18 +454,20 @@ func splitWords(a arg) []arg {
 }
 
 // xargsInner builds the command xargs runs, standing in for the items it
-// reads: names under a listed workspace directory, or unknown text.
-func (c *call) xargsInner(opts []opt, rest []arg) []arg {
+// reads: names under a listed workspace directory, or unknown text. When
+// echo or printf spell the items out and -I places each in the command,
+// extras are the commands run for the items after the first.
+func xargsInner(opts []opt, rest []arg, in []*callInfo) (inner []arg, extras [][]arg) {
 	item := arg{val: unknownMark}
-	for _, p := range c.in {
+	for _, p := range in {
 		if p.lister != "" {
 			item = arg{val: p.lister + "/__item__"}
 		}
 	}
 	// Items that echo or printf spell out are known.
 	var items []arg
-	literal := len(c.in) > 0
-	for _, p := range c.in {
+	literal := len(in) > 0
+	for _, p := range in {
 		literal = literal && p.literal
 		for _, f := range strings.FieldsFunc(p.text, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == 0 }) {
 			items = append(items, arg{val: f, glob: strings.ContainsAny(f, "*?[")})
@@ -481,7 +476,7 @@ func (c *call) xargsInner(opts []opt, rest []arg) []arg {
 	if literal && len(items) > 0 && !has(opts, "a", "arg-file") {
 		item = items[0]
 		if _, ok := hasOpt(opts, "I", "replace", "i"); !ok {
-			return append(append([]arg(nil), rest...), items...)
+			return append(append([]arg(nil), rest...), items...), nil
 		}
 		for _, extra := range items[1:] {
 			inner := append([]arg(nil), rest...)
@@ -493,18 +488,17 @@ func (c *call) xargsInner(opts []opt, rest []arg) []arg {
 			for k := range inner {
 				inner[k].val = strings.ReplaceAll(inner[k].val, r, extra.val)
 			}
-			c.j.judgeArgv(c.owner, inner, c.sc)
+			extras = append(extras, inner)
 		}
 	}
-	for _, p := range c.in {
+	for _, p := range in {
 		item.fetch = item.fetch || p.fetch
 		item.decode = item.decode || p.decode
 	}
-	if a, ok := hasOpt(opts, "a", "arg-file"); ok {
-		c.scanOne(a, accRead)
+	if _, ok := hasOpt(opts, "a", "arg-file"); ok {
 		item = arg{val: unknownMark}
 	}
-	inner := append([]arg(nil), rest...)
+	inner = append([]arg(nil), rest...)
 	if len(inner) == 0 {
 		inner = []arg{litArg("echo")}
 	}
@@ -521,7 +515,7 @@ func (c *call) xargsInner(opts []opt, rest []arg) []arg {
 				inner[k].decode = inner[k].decode || item.decode
 			}
 		}
-		return inner
+		return inner, extras
 	}
-	return append(inner, item)
+	return append(inner, item), extras
 }
