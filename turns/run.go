@@ -7,11 +7,8 @@ import (
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/internal/backoff"
 )
-
-// storageRetryMax caps the wait between tries of a turn the full disk
-// refused, so the chat is answered soon after space returns.
-const storageRetryMax = 30 * time.Second
 
 // runBatch is one turn. While the disk is full nothing of the turn can be
 // saved: the chat is told once, and the turn is tried again, from what
@@ -26,9 +23,9 @@ func (e *Engine) runBatch(ctx context.Context, batch []*Job) {
 			batch[0].wait.tell(o)
 			break
 		}
-		wait = min(nextBackoff(wait), storageRetryMax)
+		wait = backoff.Next(wait) // at most backoff.Max: the chat is answered soon after space returns
 		e.storageFull(ctx, batch, wait)
-		if !sleepCtx(ctx, wait) {
+		if !backoff.Sleep(ctx, wait) {
 			batch[0].wait.tell(outcome{err: context.Cause(ctx)})
 			return
 		}
@@ -163,9 +160,9 @@ func (e *Engine) finish(ctx context.Context, t agent.Turn, text string) error {
 			}
 			return err // a full disk is waited out by the turn's caller
 		}
-		wait = nextBackoff(wait)
+		wait = backoff.Next(wait)
 		e.log.Warn("store call failed", "op", "complete messages", "err", err, "retry_in", wait)
-		if !sleepCtx(cctx, wait) {
+		if !backoff.Sleep(cctx, wait) {
 			return err
 		}
 	}
@@ -173,25 +170,4 @@ func (e *Engine) finish(ctx context.Context, t agent.Turn, text string) error {
 		e.hooks.Queued(t.Channel)
 	}
 	return nil
-}
-
-// nextBackoff doubles the wait within [250 ms, 30 s].
-func nextBackoff(d time.Duration) time.Duration {
-	const least, most = 250 * time.Millisecond, 30 * time.Second
-	if d < least {
-		return least
-	}
-	return min(2*d, most)
-}
-
-// sleepCtx waits for d or until ctx ends; false means ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

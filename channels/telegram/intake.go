@@ -18,6 +18,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/nanobot-go/nanobot/internal/backoff"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -81,7 +82,7 @@ func (c *Channel) poll(ctx context.Context) error {
 			c.tokenRejected(ctx)
 			return fmt.Errorf("%w (getUpdates: %v)", ErrBadToken, err)
 		}
-		wait = nextBackoff(wait)
+		wait = backoff.Next(wait)
 		if kind, after := classify(err); kind == failRetryAfter {
 			wait = after
 		}
@@ -97,7 +98,7 @@ func (c *Channel) poll(ctx context.Context) error {
 		default:
 			c.log.Warn("fetch updates", "err", err, "retry_in", wait)
 		}
-		sleepCtx(ctx, wait)
+		backoff.Sleep(ctx, wait)
 	}
 	return nil
 }
@@ -318,9 +319,9 @@ func (c *Channel) registerWebhook(ctx context.Context) error {
 			c.tokenRejected(ctx)
 			return fmt.Errorf("%w (setWebhook: %v)", ErrBadToken, c.scrub(err))
 		}
-		wait = nextBackoff(wait)
+		wait = backoff.Next(wait)
 		c.log.Warn("register webhook", "err", c.scrub(err), "retry_in", wait)
-		if !sleepCtx(ctx, wait) {
+		if !backoff.Sleep(ctx, wait) {
 			return nil
 		}
 	}

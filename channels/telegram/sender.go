@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-go/nanobot/channels/telegram/markup"
+	"github.com/nanobot-go/nanobot/internal/backoff"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -147,7 +148,7 @@ func (s *sender) deliverChat(ctx context.Context, chat string, items []turns.Out
 	for _, it := range items {
 		if !s.deliver(ctx, it) {
 			// The store failed: pause before the next round tries again.
-			sleepCtx(ctx, 2*time.Second)
+			backoff.Sleep(ctx, 2*time.Second)
 			return
 		}
 		s.mu.Lock()
@@ -281,10 +282,10 @@ func (s *sender) sendPart(ctx context.Context, chat int64, html string, reply bo
 			wait = after
 			log.Warn("telegram rate limit", "retry_in", wait)
 		default:
-			wait = nextBackoff(wait)
+			wait = backoff.Next(wait)
 			log.Warn("send reply", "err", err, "retry_in", wait)
 		}
-		if !sleepCtx(ctx, wait) {
+		if !backoff.Sleep(ctx, wait) {
 			return 0, ctx.Err()
 		}
 		if kind == failRetryAfter {

@@ -21,6 +21,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/nanobot-go/nanobot/internal/backoff"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
@@ -446,9 +447,9 @@ func (c *Channel) connect(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		wait = nextBackoff(wait)
+		wait = backoff.Next(wait)
 		c.log.Warn("telegram unreachable at start", "err", c.scrub(err), "retry_in", wait)
-		if !sleepCtx(ctx, wait) {
+		if !backoff.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
 	}

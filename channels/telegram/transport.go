@@ -207,28 +207,3 @@ func classify(err error) (failure, time.Duration) {
 	// token stops the channel.
 	return failTransient, 0
 }
-
-const (
-	minBackoff = 250 * time.Millisecond
-	maxBackoff = 30 * time.Second
-)
-
-// nextBackoff doubles prev within [minBackoff, maxBackoff].
-func nextBackoff(prev time.Duration) time.Duration {
-	if prev < minBackoff {
-		return minBackoff
-	}
-	return min(prev*2, maxBackoff)
-}
-
-// sleepCtx waits d; it reports false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
