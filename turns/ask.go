@@ -4,13 +4,6 @@ import (
 	"context"
 )
 
-// ErrStopped reports (errors.Is) a turn that /stop ended.
-var ErrStopped = errStopped
-
-// ErrShutdown reports (errors.Is) a turn a shutdown interrupted; a
-// recorded one resumes on the next start.
-var ErrShutdown = errShutdown
-
 // waiter is a caller waiting for the outcome of one job's turn.
 type waiter struct {
 	told chan outcome  // buffered: the worker never blocks on it
@@ -25,9 +18,8 @@ type outcome struct {
 // Await queues j in its chat and waits for its turn's outcome: what the
 // chat is told, and the answer's error. j is a job its source prepared
 // (src.Prepare of a recorded item, with Item set: a job run by hand), or
-// one that is not
-// recorded at all (Item.ID 0: the terminal chat, whose answer is only
-// returned). A recorded job is closed in the store like any other. When
+// one that is not recorded at all (Item.ID 0: the terminal chat, whose
+// answer is only returned). A recorded job is closed in the store like any other. When
 // ctx ends first, the turn is cancelled. A turn that /stop ended returns
 // ErrStopped; one a shutdown interrupted returns ErrShutdown.
 func (e *Engine) Await(ctx context.Context, src Source, j Job) (string, error) {
@@ -40,7 +32,7 @@ func (e *Engine) Await(ctx context.Context, src Source, j Job) (string, error) {
 	}
 	e.mu.Unlock()
 	if stopping {
-		return "", errShutdown
+		return "", ErrShutdown
 	}
 	if j.Now {
 		e.forget(j.Item.ID)

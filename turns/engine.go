@@ -21,8 +21,11 @@ import (
 )
 
 var (
-	errStopped  = errors.New("stopped by /stop")
-	errShutdown = errors.New("shutting down")
+	// ErrStopped reports (errors.Is) a turn that /stop ended.
+	ErrStopped = errors.New("stopped by /stop")
+	// ErrShutdown reports (errors.Is) a turn a shutdown interrupted; a
+	// recorded one resumes on the next start.
+	ErrShutdown = errors.New("shutting down")
 )
 
 // Answerer answers one turn: the daily budget, then the loop. With resume
@@ -178,7 +181,7 @@ func (e *Engine) Stop(chat string) string {
 	if q == nil || q.cancel == nil {
 		return "Nothing is running."
 	}
-	q.cancel(errStopped)
+	q.cancel(ErrStopped)
 	return "Stopped working on " + q.current + "."
 }
 
@@ -223,7 +226,7 @@ func (e *Engine) Shutdown() {
 	case <-done:
 	case <-t.C:
 		e.log.Warn("turns still running at shutdown are interrupted; they resume on the next start")
-		e.cancelAll(errShutdown)
+		e.cancelAll(ErrShutdown)
 		<-done
 	}
 }

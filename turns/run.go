@@ -66,16 +66,16 @@ func (e *Engine) runTurn(ctx context.Context, batch []*Job) (o outcome, saved bo
 	done()
 
 	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errShutdown):
+	case errors.Is(cause, ErrShutdown):
 		log.Info("turn interrupted by shutdown", "dur", time.Since(start))
-		return outcome{err: errShutdown}, true
+		return outcome{err: ErrShutdown}, true
 	case errors.Is(cause, context.Canceled):
 		log.Info("turn interrupted: its caller left", "dur", time.Since(start))
 		return outcome{err: cause}, true
-	case errors.Is(cause, errStopped):
+	case errors.Is(cause, ErrStopped):
 		log.Info("turn stopped by the user", "dur", time.Since(start))
 		e.finish(ctx, t, "")
-		return outcome{err: errStopped}, true
+		return outcome{err: ErrStopped}, true
 	case errors.Is(err, ErrStorageFull):
 		log.Error("turn could not be saved: the disk is full", "err", err, "dur", time.Since(start))
 		return outcome{}, false
