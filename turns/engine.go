@@ -9,6 +9,7 @@
 package turns
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +119,7 @@ func (e *Engine) Attach(ctx context.Context, src Source, channels ...string) err
 		}
 		pending = append(pending, items...)
 	}
-	slices.SortFunc(pending, func(a, b InboxItem) int { return int(a.ID - b.ID) })
+	slices.SortFunc(pending, func(a, b InboxItem) int { return cmp.Compare(a.ID, b.ID) })
 	e.mu.Lock()
 	for _, ch := range channels {
 		e.sources[ch] = src
