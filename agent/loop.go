@@ -291,7 +291,9 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 
 	var res Result
 	var repeats loopDetector
+	prog := progressFrom(ctx)
 	for res.Iterations < s.cfg.MaxIterations {
+		prog.tell(ProgressEvent{Kind: ProgressModel, Round: res.Iterations})
 		reply, err := l.ask(ctx, s, t, system, st, s.specs, nil, &res)
 		if err != nil {
 			return l.failed(ctx, s, t, st, system, &res, err)
@@ -306,8 +308,13 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 		if err := l.commit(ctx, t, st, false); err != nil {
 			return res, err
 		}
-		for _, call := range reply.ToolCalls {
+		for i, call := range reply.ToolCalls {
+			pe := ProgressEvent{Kind: ProgressTool, Round: res.Iterations, Call: i, Calls: len(reply.ToolCalls),
+				ID: call.ID, Tool: call.Name, Args: l.redact(call.Arguments)}
+			prog.tell(pe)
 			out, ev := l.runTool(ctx, s, t, call)
+			pe.Kind, pe.Duration, pe.Failed = ProgressToolDone, ev.Duration, ev.Failed
+			prog.tell(pe)
 			res.ToolCalls++
 			l.add(st, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: out})
 			st.events = append(st.events, ev)

@@ -62,7 +62,13 @@ func (e *Engine) runTurn(ctx context.Context, batch []*Job) (o outcome, saved bo
 	if pr, ok := src.(Presence); ok {
 		done = pr.Busy(ctx, batch)
 	}
-	res, err := e.answer.Answer(agent.WithTurn(ctx, t), t, p.Message, p.Resume)
+	actx := agent.WithTurn(ctx, t)
+	if pr, ok := src.(Progress); ok {
+		report, end := pr.Progress(ctx, batch)
+		defer end()
+		actx = agent.WithProgress(actx, report)
+	}
+	res, err := e.answer.Answer(actx, t, p.Message, p.Resume)
 	done()
 
 	switch cause := context.Cause(ctx); {

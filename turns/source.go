@@ -25,6 +25,15 @@ type Presence interface {
 	Busy(ctx context.Context, batch []*Job) (done func())
 }
 
+// Progress is a source that shows its chat what a running turn does (a
+// status message that tells which tool runs).
+type Progress interface {
+	// Progress returns the function told each event of the batch's turn,
+	// one at a time, and the one called once when the turn has ended
+	// (answered, failed, stopped or interrupted).
+	Progress(ctx context.Context, batch []*Job) (report func(agent.ProgressEvent), end func())
+}
+
 // DiskFull is a source that can tell its chat, outside the outbox, that
 // its message waits for disk space.
 type DiskFull interface {
