@@ -130,6 +130,15 @@ type Tool interface {
 	Run(ctx context.Context, args json.RawMessage) (string, error)
 }
 
+// ReadOnlyTool is a Tool that says whether its calls leave everything as
+// it was (read a file, fetch a page). The read-only calls of one reply run
+// in parallel; a tool that does not implement it is taken to have side
+// effects, and its calls run one at a time, in order.
+type ReadOnlyTool interface {
+	Tool
+	ReadOnly() bool
+}
+
 // History stores the messages of sessions.
 type History interface {
 	// Recent returns at most limit of the session's newest live messages,
@@ -158,6 +167,11 @@ type Record struct {
 	// empty and a tool delivered something), or it is the turn's
 	// NothingToReport.
 	Quiet bool
+	// Inbox lists inbound items the record takes into the running turn:
+	// messages its chat sent while it ran, handed to it (Steer) and
+	// recorded as user messages in this record. They are closed with the
+	// turn's own items.
+	Inbox []int64
 }
 
 // Answer returns the answer a Last record carries ("" when none).
