@@ -2,12 +2,10 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -308,17 +306,12 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 		if err := l.commit(ctx, t, st, false); err != nil {
 			return res, err
 		}
-		for i, call := range reply.ToolCalls {
-			pe := ProgressEvent{Kind: ProgressTool, Round: res.Iterations, Call: i, Calls: len(reply.ToolCalls),
-				ID: call.ID, Tool: call.Name, Args: l.redact(call.Arguments)}
-			prog.tell(pe)
-			out, ev := l.runTool(ctx, s, t, call)
-			pe.Kind, pe.Duration, pe.Failed = ProgressToolDone, ev.Duration, ev.Failed
-			prog.tell(pe)
+		for i, r := range l.runRound(ctx, s, t, res.Iterations, reply.ToolCalls, prog) {
+			call := reply.ToolCalls[i]
 			res.ToolCalls++
-			l.add(st, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: out})
-			st.events = append(st.events, ev)
-			repeats.add(call, out)
+			l.add(st, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: r.out})
+			st.events = append(st.events, r.ev)
+			repeats.add(call, r.out)
 		}
 		if ctx.Err() != nil {
 			return l.failed(ctx, s, t, st, system, &res, ctx.Err())
@@ -526,79 +519,3 @@ func unavailableText(err error, res *Result) string {
 	}
 	return fmt.Sprintf("Sorry, I cannot answer right now: %s. Your message is saved; %s.", reason, next)
 }
-
-// runTool runs one call and turns every failure into a result the model
-// can read. It never panics.
-func (l *Loop) runTool(ctx context.Context, s setup, t Turn, call ToolCall) (out string, event ToolEvent) {
-	ev := &ToolEvent{Turn: t, Tool: call.Name, Args: l.redact(call.Arguments)}
-	start := time.Now()
-	defer func() {
-		if p := recover(); p != nil {
-			out = fmt.Sprintf("Error: tool %s crashed: %v", call.Name, p)
-			l.logger.Error("tool panic", "turn_id", t.ID, "tool", call.Name, "panic", fmt.Sprint(p))
-		}
-		ev.Duration = time.Since(start)
-		ev.Result = out
-		ev.Failed = strings.HasPrefix(out, "Error:")
-		if l.hooks.ToolCall != nil {
-			l.hooks.ToolCall(ctx, *ev)
-		}
-		event = *ev
-	}()
-
-	tool, ok := s.tools[call.Name]
-	if !ok {
-		ev.Unknown = true
-		names := make([]string, 0, len(s.tools))
-		for n := range s.tools {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(names, ", ")), event
-	}
-	args := json.RawMessage(call.Arguments)
-	if strings.TrimSpace(call.Arguments) == "" {
-		args = json.RawMessage("{}")
-	}
-	if len(call.Arguments) > MaxArgsBytes && wasCut(call.Arguments) {
-		return fmt.Sprintf("Error: the arguments are larger than the limit of %d KB and were not used; send smaller arguments (write large content in parts)", MaxArgsBytes>>10), event
-	}
-	if !json.Valid(args) {
-		return "Error: the arguments are not valid JSON; send a JSON object that matches the tool's schema", event
-	}
-	if ctx.Err() != nil {
-		ev.Verdict, ev.Reason = "unknown", "not run: the turn had ended"
-		return "Error: not run: the turn was stopped or ran out of time before this call started.", event
-	}
-	r, ok := l.callTool(ctx, s, t, tool, *ev, args)
-	if !ok {
-		ev.Verdict, ev.Reason = "unknown", "left running: the turn ended before it returned"
-		return "Error: the turn was stopped or ran out of time while this call was running, and it did not return; it may or may not have done its work, and its output is lost. Check before running it again.", event
-	}
-	*ev = r.ev
-	if r.panicked != nil {
-		panic(r.panicked) // reported by the recover above, as one on this goroutine
-	}
-	if r.err != nil {
-		return Truncate(l.redact("Error: "+r.err.Error()), s.cfg.MaxToolOutput), event
-	}
-	return Truncate(l.redact(r.text), s.cfg.MaxToolOutput), event
-}
-
-// loopDetector notices the same call with the same result three times in
-// a row.
-type loopDetector struct {
-	last  string
-	count int
-}
-
-func (d *loopDetector) add(c ToolCall, result string) {
-	key := c.Name + "\x00" + c.Arguments + "\x00" + result
-	if key == d.last {
-		d.count++
-		return
-	}
-	d.last, d.count = key, 1
-}
-
-func (d *loopDetector) looping() bool { return d.count >= 3 }

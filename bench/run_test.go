@@ -71,6 +71,7 @@ func TestRun(t *testing.T) {
 	section("agent", func(t *testing.T) { measureAgent(t, br) })
 	section("jobs", func(t *testing.T) { measureJobs(t, br) })
 	section("cache", func(t *testing.T) { measureCache(t, br) })
+	section("loop", func(t *testing.T) { measureLoop(t, br) })
 	stopWatch()
 
 	levels, summary := summarizeLogs(br.logs.String())

@@ -321,6 +321,21 @@ func TestApproval(t *testing.T) {
 	}
 }
 
+// TestReadOnlyHint: a tool the server marks read-only is one whose calls
+// may run in parallel, unless its calls wait for the owner's approval.
+func TestReadOnlyHint(t *testing.T) {
+	h := newHarness(t, mcp.Options{Approver: &approver{}})
+	owner := stdioServer("guarded")
+	owner.Approval = mcp.ApprovalOwner
+	h.m.Apply([]mcp.Server{stdioServer("test"), owner})
+	for name, want := range map[string]bool{"mcp_test_add": true, "mcp_test_echo": false, "mcp_guarded_add": false} {
+		ro, ok := h.tool(name).(agent.ReadOnlyTool)
+		if !ok || ro.ReadOnly() != want {
+			t.Errorf("%s: read-only %v, want %v", name, ok && ro.ReadOnly(), want)
+		}
+	}
+}
+
 func TestCleanSchema(t *testing.T) {
 	tests := []struct {
 		name string

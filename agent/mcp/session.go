@@ -326,6 +326,11 @@ type toolInfo struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// Annotations are the server's hints about the tool's behaviour
+	// (MCP 2025-03-26 and later); only readOnlyHint is read.
+	Annotations struct {
+		ReadOnlyHint bool `json:"readOnlyHint,omitempty"`
+	} `json:"annotations,omitzero"`
 }
 
 // listTools reads every page of the server's tools.

@@ -23,9 +23,12 @@ type tool struct {
 	srv    *server
 	remote string // the server's name for it
 	spec   agent.ToolSpec
+	// readOnly: the server marks the tool as changing nothing in its
+	// environment (annotations.readOnlyHint).
+	readOnly bool
 }
 
-var _ agent.Tool = (*tool)(nil)
+var _ agent.ReadOnlyTool = (*tool)(nil)
 
 func newTool(s *server, name string, t toolInfo) *tool {
 	desc := strings.TrimSpace(t.Description)
@@ -35,7 +38,17 @@ func newTool(s *server, name string, t toolInfo) *tool {
 	if utf8.RuneCountInString(desc) > maxDescription {
 		desc = string([]rune(desc)[:maxDescription-1]) + "…"
 	}
-	return &tool{srv: s, remote: t.Name, spec: agent.ToolSpec{Name: name, Description: desc, Parameters: CleanSchema(t.InputSchema)}}
+	return &tool{srv: s, remote: t.Name, spec: agent.ToolSpec{Name: name, Description: desc, Parameters: CleanSchema(t.InputSchema)},
+		readOnly: t.Annotations.ReadOnlyHint}
+}
+
+// ReadOnly reports whether the server marks the tool as read-only and its
+// calls need nobody's approval: such calls of one reply run in parallel.
+// The mark is the server's word; it decides only what runs at once,
+// never what is allowed.
+func (t *tool) ReadOnly() bool {
+	a := t.srv.cfg.Approval
+	return t.readOnly && (a == ApprovalAllow || a == "")
 }
 
 func (t *tool) Spec() agent.ToolSpec { return t.spec }

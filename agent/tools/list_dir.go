@@ -20,11 +20,15 @@ const maxListEntries = 1000
 // ListDir is the list_dir tool: the entries of one directory.
 type ListDir struct{ Files }
 
-var _ agent.Tool = ListDir{}
+var _ agent.ReadOnlyTool = ListDir{}
 
 type listDirParams struct {
 	Path string `json:"path"`
 }
+
+// ReadOnly reports that ListDir changes nothing: its calls of a
+// reply run in parallel.
+func (ListDir) ReadOnly() bool { return true }
 
 // Spec describes list_dir.
 func (ListDir) Spec() agent.ToolSpec {

@@ -24,11 +24,15 @@ const maxReadBytes = 256 << 10
 // ReadFile is the read_file tool: the text of one file.
 type ReadFile struct{ Files }
 
-var _ agent.Tool = ReadFile{}
+var _ agent.ReadOnlyTool = ReadFile{}
 
 type readFileParams struct {
 	Path string `json:"path"`
 }
+
+// ReadOnly reports that ReadFile changes nothing: its calls of a
+// reply run in parallel.
+func (ReadFile) ReadOnly() bool { return true }
 
 // Spec describes read_file.
 func (ReadFile) Spec() agent.ToolSpec {

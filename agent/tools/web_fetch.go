@@ -39,7 +39,11 @@ type Web struct {
 	MaxBytes int64
 }
 
-var _ agent.Tool = (*Web)(nil)
+var _ agent.ReadOnlyTool = (*Web)(nil)
+
+// ReadOnly reports that web_fetch changes nothing here: its calls of a
+// reply run in parallel.
+func (*Web) ReadOnly() bool { return true }
 
 // Output modes of web_fetch.
 const (

@@ -57,7 +57,11 @@ type WebSearch struct {
 	Client *http.Client
 }
 
-var _ agent.Tool = (*WebSearch)(nil)
+var _ agent.ReadOnlyTool = (*WebSearch)(nil)
+
+// ReadOnly reports that web_search changes nothing: its calls of a reply
+// run in parallel.
+func (*WebSearch) ReadOnly() bool { return true }
 
 type webSearchParams struct {
 	Query string `json:"query"`
