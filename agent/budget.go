@@ -91,7 +91,7 @@ func stepStart(history []Message, avail, step int) int {
 
 func lastUser(msgs []Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == RoleUser {
+		if msgs[i].Role == RoleUser && !Steered(msgs[i]) {
 			return i
 		}
 	}

@@ -77,6 +77,7 @@ type Result struct {
 	Text       string
 	Iterations int // model calls with tools offered
 	ToolCalls  int
+	Steered    int // messages the chat sent during the turn that it read
 	Stop       StopReason
 	Usage      Usage
 	// Quiet reports that the answer was not sent: it repeats what a tool
@@ -252,6 +253,7 @@ type turnState struct {
 	pending []Message // the tail of msgs since the last record
 	events  []ToolEvent
 	sent    *sentLog // what tools delivered to chats
+	inbox   []int64  // items of steered messages in pending
 }
 
 func (st *turnState) add(m Message) {
@@ -291,6 +293,12 @@ func (l *Loop) continueTurn(ctx context.Context, t Turn, pending []Message, even
 	var repeats loopDetector
 	prog := progressFrom(ctx)
 	for res.Iterations < s.cfg.MaxIterations {
+		if res.Iterations > 0 {
+			if n := l.steer(ctx, st, res.Iterations, prog); n > 0 {
+				res.Steered += n
+				repeats = loopDetector{} // the user has a say: no loop across it
+			}
+		}
 		prog.tell(ProgressEvent{Kind: ProgressModel, Round: res.Iterations})
 		reply, err := l.ask(ctx, s, t, system, st, s.specs, nil, &res)
 		if err != nil {
@@ -341,18 +349,18 @@ func (l *Loop) add(st *turnState, m Message) {
 
 // commit records what the turn has not recorded yet as one write.
 func (l *Loop) commit(ctx context.Context, t Turn, st *turnState, last bool) error {
-	if len(st.pending) == 0 && len(st.events) == 0 && !last {
+	if len(st.pending) == 0 && len(st.events) == 0 && len(st.inbox) == 0 && !last {
 		return nil
 	}
 	return l.record(ctx, t, st, Record{Last: last})
 }
 
 func (l *Loop) record(ctx context.Context, t Turn, st *turnState, r Record) error {
-	r.Messages, r.Events = st.pending, st.events
+	r.Messages, r.Events, r.Inbox = st.pending, st.events, st.inbox
 	if err := l.history.Commit(ctx, t, r); err != nil {
 		return fmt.Errorf("record turn: %w", err)
 	}
-	st.pending, st.events = nil, nil
+	st.pending, st.events, st.inbox = nil, nil, nil
 	return nil
 }
 
@@ -381,7 +389,7 @@ func (l *Loop) keep(ctx context.Context, t Turn, st *turnState) {
 func (l *Loop) ask(ctx context.Context, s setup, t Turn, system string, st *turnState, specs []ToolSpec, extra *Message, res *Result) (Message, error) {
 	earlier, own := l.withoutLeftOut(t.Session, st.msgs[:st.turn]), st.msgs[st.turn:]
 	msgs := stamped(inOrder(slices.Concat(earlier, own), s.cfg.ReflectionPrompt), l.now().Location())
-	turn := len(msgs) - len(own) // inOrder adds only before the turn
+	turn := len(msgs) - len(inOrder(own, s.cfg.ReflectionPrompt)) // what inOrder adds inside the turn is the turn's
 	request := func(msgs []Message, turn int, cfg Config) Request {
 		req := Request{Messages: fit(system, msgs, turn, specs, cfg), Tools: specs}
 		if extra != nil {

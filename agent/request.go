@@ -30,6 +30,10 @@ func stamped(msgs []Message, loc *time.Location) []Message {
 // some providers refuse.
 const endedEarly = "(This turn ended before an answer: it was stopped or interrupted.)"
 
+// readingSteer stands, in a request, between a round's tool results and
+// the words the user wrote while the round ran (Steered).
+const readingSteer = "(Before going on, I read what you wrote in the meantime.)"
+
 // stoppedEarly stands, in the closing request of a turn that is being
 // stopped, between the last tool results and the request to sum up.
 const stoppedEarly = "(I stop here, before answering.)"
@@ -39,7 +43,8 @@ const stoppedEarly = "(I stop here, before answering.)"
 // user message. The reflection prompt of sessions recorded before it was
 // delivered with the tool results is merged into the result before it; a
 // user message that starts a turn after an unanswered tool round gets
-// endedEarly before it. msgs is not modified.
+// endedEarly before it, and words written during a turn readingSteer.
+// msgs is not modified.
 func inOrder(msgs []Message, reflection string) []Message {
 	var out []Message
 	for i, m := range msgs {
@@ -57,7 +62,11 @@ func inOrder(msgs []Message, reflection string) []Message {
 			last.Content = withReflection(last.Content, m.Content)
 			continue
 		}
-		out = append(out, Message{Role: RoleAssistant, Content: endedEarly, CreatedAt: m.CreatedAt}, m)
+		note := endedEarly
+		if Steered(m) {
+			note = readingSteer
+		}
+		out = append(out, Message{Role: RoleAssistant, Content: note, CreatedAt: m.CreatedAt}, m)
 	}
 	if out == nil {
 		return msgs

@@ -194,3 +194,46 @@ func TestProgressTellsEachCall(t *testing.T) {
 		}
 	}
 }
+
+// TestSteeredWordsJoinTheTurn: what the chat wrote during a tool round is
+// read at the next model call, after the results and a note, recorded in
+// the record of that call with its inbox item, and told to the reporter.
+func TestSteeredWordsJoinTheTurn(t *testing.T) {
+	p := &script{replies: []agent.Response{calls(agent.ToolCall{ID: "a", Name: "echo", Arguments: `{"text":"x"}`}), text("ok")}}
+	h := newHistory()
+	handed := 0
+	ctx := agent.WithSteering(t.Context(), func() []agent.Steer {
+		handed++
+		if handed > 1 {
+			return nil
+		}
+		return []agent.Steer{{Inbox: 7, Message: agent.Message{Content: "use y instead"}}}
+	})
+	var events []agent.ProgressKind
+	ctx = agent.WithProgress(ctx, func(ev agent.ProgressEvent) { events = append(events, ev.Kind) })
+	res, err := newLoop(p, h, &echoTool{}).Run(ctx, turn, agent.Message{Content: "do x"})
+	if err != nil || res.Text != "ok" || res.Steered != 1 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	reqs := p.reqs()
+	msgs := reqs[1].Messages
+	n := len(msgs)
+	if msgs[n-3].Role != agent.RoleTool || msgs[n-2].Role != agent.RoleAssistant || msgs[n-1].Role != agent.RoleUser ||
+		!strings.HasSuffix(msgs[n-1].Content, agent.SteeredMark+"use y instead") {
+		t.Errorf("second request ends %+v", msgs[n-3:])
+	}
+	var taken []int64
+	for _, r := range h.recs() {
+		for _, m := range r.Messages {
+			if agent.Steered(m) {
+				taken = append(taken, r.Inbox...)
+			}
+		}
+	}
+	if !slices.Equal(taken, []int64{7}) {
+		t.Errorf("the record holding the words takes items %v, want [7]", taken)
+	}
+	if !slices.Contains(events, agent.ProgressSteered) {
+		t.Errorf("events %v lack steered", events)
+	}
+}

@@ -75,7 +75,16 @@ type Agent struct {
 	PromptFileMaxChars int       `yaml:"prompt_file_max_chars"`
 	Timezone           string    `yaml:"timezone"` // IANA zone of schedules and shown times; empty = the host's
 	Subagents          Subagents `yaml:"subagents"`
+	// Steering: SteeringOn hands a text sent while its sender's turn runs
+	// to that turn at its next model call; SteeringOff queues it.
+	Steering string `yaml:"steering"`
 }
+
+// Values of agent.steering.
+const (
+	SteeringOn  = "on"
+	SteeringOff = "off"
+)
 
 // Subagents limits the background tasks the spawn tool starts.
 type Subagents struct {
@@ -317,6 +326,7 @@ func Default() *Config {
 		Agent: Agent{
 			MaxIterations:    20,
 			ReflectionPrompt: "Reflect on the results and decide next steps.",
+			Steering:         SteeringOn,
 			Workspace:        "./workspace",
 			MaxConcurrent:    4,
 			ShutdownTimeout:  30 * time.Second,

@@ -326,7 +326,7 @@ func TestLoadErrors(t *testing.T) {
 			yaml: "log:\n  format: xml\nagent:\n  max_iterations: 0\n  workspace: ./ws\n  bogus: 1\n",
 			want: `config.yaml:2: log.format: must be one of text, json, not "xml"` + "\n" +
 				"config.yaml:4: agent.max_iterations: must be between 1 and 200\n" +
-				`config.yaml:6: agent.bogus: unknown key (valid keys: max_iterations, reflection_prompt, system_prompt, workspace, max_concurrent, shutdown_timeout, turn_timeout, context_tokens, daily_token_budget, prompt_file_max_chars, timezone, subagents)`,
+				`config.yaml:6: agent.bogus: unknown key (valid keys: max_iterations, reflection_prompt, system_prompt, workspace, max_concurrent, shutdown_timeout, turn_timeout, context_tokens, daily_token_budget, prompt_file_max_chars, timezone, subagents, steering)`,
 		},
 	}
 	for _, tt := range tests {

@@ -81,6 +81,7 @@ func ExampleConfig_Redacted() {
 	//     max_iterations: 15
 	//     max_per_chat: 3
 	//     timeout: 30m
+	//   steering: on
 	// storage:
 	//   path: /etc/nanobot/data/nanobot.db
 	//   backup:

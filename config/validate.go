@@ -299,6 +299,7 @@ func (c *Config) problems() []*Error {
 		k.fail("agent.workspace", "must not be empty")
 	}
 	k.between("agent.max_concurrent", int64(a.MaxConcurrent), 1, 64)
+	k.oneOf("agent.steering", a.Steering, SteeringOn, SteeringOff)
 	if a.ShutdownTimeout < 0 {
 		k.fail("agent.shutdown_timeout", "must not be negative")
 	}

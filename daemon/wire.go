@@ -96,7 +96,8 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*Daemon, error) 
 	r := &Daemon{logger: logger, level: opt.Level, store: store, metrics: metrics, secrets: opt.Secrets, cfg: cfg,
 		boxes: &sandboxes{abi: opt.ABI}, now: now, clock: opt.Clock, serving: opt.Gateway, bell: turns.NewBell()}
 	r.budget = budget.New(store, r.budgetLimits, now, logger)
-	r.turns = turns.New(store, r, turns.Config{MaxConcurrent: cfg.Agent.MaxConcurrent, ShutdownTimeout: cfg.Agent.ShutdownTimeout},
+	r.turns = turns.New(store, r, turns.Config{MaxConcurrent: cfg.Agent.MaxConcurrent, ShutdownTimeout: cfg.Agent.ShutdownTimeout,
+		Steering: cfg.Agent.Steering == config.SteeringOn},
 		logger, turns.Hooks{Queue: r.observeQueue, Queued: r.bell.Ring})
 	r.prompts = NewPromptSource(cfg)
 	r.mcp = r.newMCP(cfg, opt.Version)

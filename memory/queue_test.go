@@ -352,3 +352,61 @@ func TestQueuesArePruned(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordTakesItemsIntoTheTurn: a message its chat sent while a turn
+// ran, recorded in one of the turn's later records, is linked to the
+// turn's first message in that write, so a crash resumes it with the
+// turn (never as a turn of its own), and the turn's last record closes it.
+func TestRecordTakesItemsIntoTheTurn(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	var ids []int64
+	for u := range int64(3) {
+		id, _, err := s.RecordInbound(ctx, inbound(20+u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	turn := agent.Turn{Session: "telegram:42", Channel: "telegram", ChatID: "42", Inbox: []int64{ids[0]}}
+	call := agent.ToolCall{ID: "c1", Name: "list_dir", Arguments: `{}`}
+	if err := s.Commit(ctx, turn, agent.Record{Messages: []agent.Message{
+		{Role: agent.RoleUser, Content: "tidy up"}, {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	// A record that fails takes nothing.
+	if err := s.Commit(ctx, turn, agent.Record{Inbox: []int64{ids[1]}, Messages: []agent.Message{{Role: "bogus"}}}); err == nil {
+		t.Fatal("a record with an unknown role was stored")
+	}
+	if err := s.Commit(ctx, turn, agent.Record{Inbox: []int64{ids[1]}, Messages: []agent.Message{
+		{Role: agent.RoleTool, ToolCallID: "c1", Content: "a.txt"},
+		{Role: agent.RoleUser, Content: agent.SteeredMark + "not that folder"},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c2", Name: "list_dir", Arguments: `{"path":"b"}`}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	items, err := s.PendingInbound(ctx, "telegram")
+	if err != nil || len(items) != 3 {
+		t.Fatalf("pending = %+v, %v", items, err)
+	}
+	if items[1].State != turns.InboxStarted || items[1].MessageID != items[0].MessageID || items[0].MessageID == 0 {
+		t.Errorf("taken item = %+v, want started with the turn's message %d", items[1], items[0].MessageID)
+	}
+	if items[2].State != turns.InboxPending {
+		t.Errorf("item not taken = %+v, want pending", items[2])
+	}
+	// A resume knows only the turn's first item; its last record closes both.
+	if err := s.Commit(ctx, turn, agent.Record{Last: true, Messages: []agent.Message{
+		{Role: agent.RoleTool, ToolCallID: "c2", Content: "b.txt"}, {Role: agent.RoleAssistant, Content: "Done in b."},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int64{ids[2]}, pendingIDs(t, s, "telegram")); diff != "" {
+		t.Errorf("pending after the last record (-want +got):\n%s", diff)
+	}
+	out, err := s.PendingOutbound(ctx, "telegram")
+	if err != nil || len(out) != 1 || out[0].Text != "Done in b." || out[0].InboxID != ids[1] {
+		t.Errorf("outbox = %+v, %v; want one answer, for the last item taken", out, err)
+	}
+}

@@ -77,6 +77,9 @@ func (s *Store) Commit(ctx context.Context, t agent.Turn, r agent.Record) error 
 				return err
 			}
 		}
+		if err := takeInto(ctx, tx, t.Inbox, r.Inbox); err != nil {
+			return err
+		}
 		if !r.Last {
 			return nil
 		}
@@ -86,6 +89,23 @@ func (s *Store) Commit(ctx context.Context, t agent.Turn, r agent.Record) error 
 		return fmt.Errorf("commit turn: %w", err)
 	}
 	return nil
+}
+
+// takeInto links the pending items taken into a running turn (messages
+// its chat sent during it, recorded in this write) to the turn's first
+// message, as if they had started it: the turn's last record closes them
+// with its own, and after a crash they resume with it, never again on
+// their own.
+func takeInto(ctx context.Context, tx *sql.Tx, turn, taken []int64) error {
+	if len(taken) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE inbox SET state = 'started', updated_at = ?,
+		message_id = (SELECT message_id FROM inbox WHERE message_id IS NOT NULL AND id IN (`+placeholders(len(turn))+`) LIMIT 1)
+		WHERE state = 'pending' AND id IN (`+placeholders(len(taken))+`)
+		AND EXISTS (SELECT 1 FROM inbox WHERE message_id IS NOT NULL AND id IN (`+placeholders(len(turn))+`))`,
+		slices.Concat([]any{millis(time.Now())}, int64Args(turn), int64Args(taken), int64Args(turn))...)
+	return err
 }
 
 // FinishTurn closes the inbound items of a turn that ended without a last

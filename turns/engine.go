@@ -54,6 +54,10 @@ type Store interface {
 type Config struct {
 	MaxConcurrent   int           // chats answered at once; default 4
 	ShutdownTimeout time.Duration // how long running turns may finish on Shutdown; default 30 s
+	// Steering hands a text sent while its sender's turn runs to that
+	// turn, at its next model call (agent.WithSteering), instead of
+	// queueing it for a turn of its own.
+	Steering bool
 }
 
 // Hooks observe the engine; all are optional and must return quickly.

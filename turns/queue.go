@@ -3,6 +3,7 @@ package turns
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -16,6 +17,9 @@ type chatQueue struct {
 	active  bool
 	cancel  context.CancelCauseFunc // of the running turn
 	current string                  // what the running turn answers, for /stop
+	running []*Job                  // the running turn's batch
+	steer   string                  // the Merge key of jobs the running turn may take ("": none)
+	taken   []*Job                  // jobs the running turn took (steering)
 }
 
 func (e *Engine) enqueue(j *Job) {
@@ -72,19 +76,24 @@ func (e *Engine) work(chat string, q *chatQueue) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		q.cancel = cancel
 		q.current = describe(batch)
+		q.running = batch
+		if e.cfg.Steering {
+			q.steer = batch[0].Merge
+		}
 		e.report()
 		e.mu.Unlock()
 
 		unwatch := batch[0].wait.watch(cancel)
-		e.runBatch(ctx, batch)
+		taken := e.runBatch(ctx, batch)
 		unwatch()
 		cancel(nil)
 
 		e.mu.Lock()
 		q.cancel = nil
 		q.current = ""
+		q.running, q.steer = nil, ""
 		e.running--
-		for _, j := range batch {
+		for _, j := range slices.Concat(batch, taken) {
 			delete(e.known, j.Item.ID)
 		}
 		e.report()
@@ -102,10 +111,18 @@ func takeBatch(q *chatQueue) []*Job {
 	switch {
 	case first.wait != nil:
 	case first.Item.State == InboxStarted:
-		// The items one turn answered share its first message.
-		for n < len(q.jobs) && q.jobs[n].Item.State == InboxStarted && q.jobs[n].Item.MessageID == first.Item.MessageID {
-			n++
+		// The items one turn answered share its first message; one it
+		// took while it ran may have come after others of the chat.
+		var batch, rest []*Job
+		for _, j := range q.jobs {
+			if j.wait == nil && j.Item.State == InboxStarted && j.Item.MessageID == first.Item.MessageID {
+				batch = append(batch, j)
+			} else {
+				rest = append(rest, j)
+			}
 		}
+		q.jobs = rest
+		return batch
 	case first.Merge != "":
 		for n < len(q.jobs) && n < maxMerge {
 			next := q.jobs[n]

@@ -32,6 +32,8 @@ func TestTakeBatch(t *testing.T) {
 		{"awaited alone", []*Job{text(1, "1"), waited, text(3, "1")}, []int{1, 1, 1}},
 		{"interrupted turn resumes alone", []*Job{started(1), started(2), text(3, "1")}, []int{2, 1}},
 		{"interrupted turns resume apart", []*Job{startedBy(1, 10), startedBy(2, 10), startedBy(3, 20)}, []int{2, 1}},
+		// A text the turn took while it ran came after a photo it did not.
+		{"a turn resumes with what it took", []*Job{startedBy(1, 10), media, startedBy(3, 10)}, []int{2, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := &chatQueue{jobs: tc.jobs}

@@ -14,11 +14,14 @@ import (
 // saved: the chat is told once, and the turn is tried again, from what
 // its records hold, until it can be saved or the engine stops (the items
 // stay in the inbox for the next start).
-func (e *Engine) runBatch(ctx context.Context, batch []*Job) {
+//
+// It returns the jobs the turn took while it ran (steering) and kept.
+func (e *Engine) runBatch(ctx context.Context, batch []*Job) (taken []*Job) {
 	chat := batch[0].Chat
 	var wait time.Duration
 	for {
 		o, saved := e.runTurn(ctx, batch)
+		taken = append(taken, e.settleTaken(ctx, chat, batch[0].Item.Channel)...)
 		if saved {
 			batch[0].wait.tell(o)
 			break
@@ -27,7 +30,7 @@ func (e *Engine) runBatch(ctx context.Context, batch []*Job) {
 		e.storageFull(ctx, batch, wait)
 		if !backoff.Sleep(ctx, wait) {
 			batch[0].wait.tell(outcome{err: context.Cause(ctx)})
-			return
+			return taken
 		}
 		e.refresh(ctx, batch)
 	}
@@ -38,6 +41,7 @@ func (e *Engine) runBatch(ctx context.Context, batch []*Job) {
 	if told {
 		e.log.Info("storage works again; the waiting message was answered", "chat", chat)
 	}
+	return taken
 }
 
 // runTurn runs the batch's turn and returns its outcome; saved false means
@@ -62,7 +66,7 @@ func (e *Engine) runTurn(ctx context.Context, batch []*Job) (o outcome, saved bo
 	if pr, ok := src.(Presence); ok {
 		done = pr.Busy(ctx, batch)
 	}
-	actx := agent.WithTurn(ctx, t)
+	actx := e.withSteering(agent.WithTurn(ctx, t), batch[0].Chat)
 	if pr, ok := src.(Progress); ok {
 		report, end := pr.Progress(ctx, batch)
 		defer end()

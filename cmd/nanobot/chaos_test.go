@@ -53,15 +53,17 @@ func (l *lockedRand) between(lo, hi time.Duration) time.Duration {
 
 var chaosToken = regexp.MustCompile(`c\d+m\d+`)
 
-// echoModel answers each turn with "re:" and the turn's message, so an
-// answer says which messages it answers. Every fourth message first asks
-// for a tool, so kills also land between a call and its result.
+// echoModel answers each turn with "re:" and the turn's messages (the one
+// that started it and those written during it), so an answer says which
+// messages it answers. Every fourth message first asks for a tool, so
+// kills also land between a call and its result, and messages sent
+// meanwhile reach the turn.
 func echoModel(rng *lockedRand) func(req goopenai.ChatCompletionRequest) openaitest.Reply {
 	return func(req goopenai.ChatCompletionRequest) openaitest.Reply {
 		msgs := req.Messages
 		user := -1
 		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Role == "user" && chaosToken.MatchString(msgs[i].Content) {
+			if msgs[i].Role == "user" && chaosToken.MatchString(msgs[i].Content) && !strings.Contains(msgs[i].Content, agent.SteeredMark) {
 				user = i
 				break
 			}
@@ -70,7 +72,12 @@ func echoModel(rng *lockedRand) func(req goopenai.ChatCompletionRequest) openait
 		if user < 0 {
 			return openaitest.Reply{Text: "nothing to answer", Delay: delay}
 		}
-		content := msgs[user].Content
+		var content string
+		for _, m := range msgs[user:] {
+			if m.Role == "user" {
+				content += m.Content + "\n"
+			}
+		}
 		ranTool := slices.ContainsFunc(msgs[user:], func(m goopenai.ChatCompletionMessage) bool { return m.Role == "tool" })
 		first := chaosToken.FindString(content)
 		n, _ := strconv.Atoi(first[strings.Index(first, "m")+1:])
@@ -84,6 +91,8 @@ func echoModel(rng *lockedRand) func(req goopenai.ChatCompletionRequest) openait
 // chaosReport is what a kill -9 run measured.
 type chaosReport struct {
 	sent, answered, lost, duplicated, resent, outOfOrder, crashes int
+	// steered counts messages handed to a running turn.
+	steered int
 	// recorded counts messages whose user message the session does not
 	// hold exactly once.
 	recorded  int
@@ -91,8 +100,8 @@ type chaosReport struct {
 }
 
 func (r chaosReport) String() string {
-	return fmt.Sprintf("sent %d, answered %d, lost %d, duplicated %d, re-sent by the delivery window %d, out of order %d, not in the session exactly once %d, crashes %d, integrity %s",
-		r.sent, r.answered, r.lost, r.duplicated, r.resent, r.outOfOrder, r.recorded, r.crashes, r.integrity)
+	return fmt.Sprintf("sent %d, answered %d, lost %d, duplicated %d, re-sent by the delivery window %d, out of order %d, not in the session exactly once %d, handed to a running turn %d, crashes %d, integrity %s",
+		r.sent, r.answered, r.lost, r.duplicated, r.resent, r.outOfOrder, r.recorded, r.steered, r.crashes, r.integrity)
 }
 
 // TestChaosKill kills the built daemon with SIGKILL at random moments while
@@ -222,6 +231,9 @@ func analyseChaos(t *testing.T, tg *telegramtest.Server, dbPath string, chats, p
 		}
 		for _, tok := range chaosToken.FindAllString(content, -1) {
 			inSession[strings.TrimPrefix(session, "telegram:")+"/"+tok]++
+		}
+		if strings.HasPrefix(content, agent.SteeredMark) {
+			r.steered++
 		}
 	}
 	q.Close()
