@@ -66,7 +66,7 @@ func (e *Engine) runTurn(ctx context.Context, batch []*Job) (o outcome, saved bo
 	if pr, ok := src.(Presence); ok {
 		done = pr.Busy(ctx, batch)
 	}
-	actx := e.withSteering(agent.WithTurn(ctx, t), batch[0].Chat)
+	actx := e.withSteering(agent.WithTurn(ctx, t), batch[0].Chat, p.Steer)
 	if pr, ok := src.(Progress); ok {
 		report, end := pr.Progress(ctx, batch)
 		defer end()

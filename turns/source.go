@@ -79,6 +79,10 @@ type Plan struct {
 	// did not close the items; nil is Told. An interrupted turn (a
 	// shutdown) is never told: it resumes on the next start.
 	Told func(res agent.Result, err error) string
+	// Steer, when set, hands the running turn what its chat typed since
+	// the last call, like a recorded text of the chat's queue (a terminal
+	// that reads while the turn works). Used when steering is on.
+	Steer func() []agent.Steer
 }
 
 // Apology is told when a turn failed without an honest text of its own.

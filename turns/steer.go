@@ -20,12 +20,19 @@ func steerable(j *Job, key string) bool {
 	return key != "" && j.Merge == key && j.wait == nil && j.Item.ID != 0 && j.Item.State == InboxPending
 }
 
-// withSteering gives the running turn of chat what the chat sends.
-func (e *Engine) withSteering(ctx context.Context, chat string) context.Context {
+// withSteering gives the running turn of chat what the chat sends: its
+// queue's texts, then what own (the plan's Steer) hands over.
+func (e *Engine) withSteering(ctx context.Context, chat string, own func() []agent.Steer) context.Context {
 	if !e.cfg.Steering {
 		return ctx
 	}
-	return agent.WithSteering(ctx, func() []agent.Steer { return e.takeSteers(chat) })
+	return agent.WithSteering(ctx, func() []agent.Steer {
+		out := e.takeSteers(chat)
+		if own != nil {
+			out = append(out, own()...)
+		}
+		return out
+	})
 }
 
 // takeSteers removes from the head of chat's queue the jobs its running

@@ -46,7 +46,10 @@ func Turn(name string) agent.Turn {
 }
 
 // source builds the turn of a typed message.
-type source struct{ session string }
+type source struct {
+	session string
+	steer   func() []agent.Steer // what was typed while the turn runs; nil when nothing is read meanwhile
+}
 
 func (s source) Prepare(context.Context, turns.InboxItem) turns.Job { return turns.Job{Now: true} }
 
@@ -55,21 +58,29 @@ func (s source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
 		Turn:    Turn(s.session),
 		Message: agent.Message{Role: agent.RoleUser, Content: batch[0].Text},
 		// The answer as the loop gave it, an outage's honest text too.
-		Told: func(res agent.Result, _ error) string { return res.Text },
+		Told:  func(res agent.Result, _ error) string { return res.Text },
+		Steer: s.steer,
 	}
 }
 
 // Ask answers text and returns the reply and the turn's error: when the
 // model could not be reached, both an honest text and the error.
 func (c *Chat) Ask(ctx context.Context, text string) (string, error) {
+	return c.ask(ctx, text, nil)
+}
+
+func (c *Chat) ask(ctx context.Context, text string, steer func() []agent.Steer) (string, error) {
 	t := Turn(c.Session)
-	return c.Turns.Await(ctx, source{session: t.Session}, turns.Job{Chat: t.Session, Text: text})
+	return c.Turns.Await(ctx, source{session: t.Session, steer: steer}, turns.Job{Chat: t.Session, Text: text})
 }
 
 // Once answers text and returns the reply; an outage is an honest reply,
 // not an error.
 func (c *Chat) Once(ctx context.Context, text string) (string, error) {
-	reply, err := c.Ask(ctx, text)
+	return honest(c.Ask(ctx, text))
+}
+
+func honest(reply string, err error) (string, error) {
 	if err != nil && reply != "" {
 		return reply, nil
 	}
@@ -77,29 +88,88 @@ func (c *Chat) Once(ctx context.Context, text string) (string, error) {
 }
 
 // Run is an interactive chat; it ends at end of input (Ctrl-D), on "exit"
-// or when ctx is cancelled.
+// or when ctx is cancelled. Interactively, what is typed while a turn
+// works is read at once: the turn reads it at its next model call when
+// steering is on, and what it did not read is the next message.
 func (c *Chat) Run(ctx context.Context) error {
-	if !c.Plain {
-		fmt.Fprintln(c.Out, "nanobot: type a message, Ctrl-D to quit.")
+	if c.Plain {
+		return c.runPlain(ctx)
 	}
+	fmt.Fprintln(c.Out, "nanobot: type a message, Ctrl-D to quit.")
+	stop := make(chan struct{})
+	defer close(stop)
+	in := readLines(c.In, stop)
+	var typed typing
+	for {
+		text, quit := typed.next()
+		if text == "" && !quit {
+			fmt.Fprint(c.Out, "> ")
+			select {
+			case l, ok := <-in.lines:
+				if !ok {
+					fmt.Fprintln(c.Out)
+					return in.err
+				}
+				text, quit = command(l)
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		if quit {
+			return nil
+		}
+		if text == "" {
+			continue
+		}
+		reply, err := c.during(ctx, text, in, &typed)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		fmt.Fprintf(c.Out, "\n%s\n\n", strings.TrimSpace(reply))
+	}
+}
+
+// during runs the turn of text while reading what is typed meanwhile.
+func (c *Chat) during(ctx context.Context, text string, in *lines, typed *typing) (string, error) {
+	type answer struct {
+		text string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		reply, err := honest(c.ask(ctx, text, typed.take))
+		done <- answer{reply, err}
+	}()
+	src := in.lines
+	for {
+		select {
+		case a := <-done:
+			return a.text, a.err
+		case l, ok := <-src:
+			if !ok {
+				src = nil // end of input: the turn still finishes
+				typed.add("", true)
+				continue
+			}
+			typed.add(command(l))
+		}
+	}
+}
+
+// runPlain reads messages line by line and prints only the answers.
+func (c *Chat) runPlain(ctx context.Context) error {
 	lines := bufio.NewScanner(c.In)
 	lines.Buffer(make([]byte, 64*1024), 1<<20)
-	for {
-		if !c.Plain {
-			fmt.Fprint(c.Out, "> ")
-		}
-		if !lines.Scan() {
-			if !c.Plain {
-				fmt.Fprintln(c.Out)
-			}
-			return lines.Err()
-		}
-		text := strings.TrimSpace(lines.Text())
-		switch text {
-		case "":
-			continue
-		case "exit", "quit", "/exit", "/quit":
+	for lines.Scan() {
+		text, quit := command(lines.Text())
+		if quit {
 			return nil
+		}
+		if text == "" {
+			continue
 		}
 		reply, err := c.Once(ctx, text)
 		if err != nil {
@@ -108,10 +178,18 @@ func (c *Chat) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		if c.Plain {
-			fmt.Fprintln(c.Out, strings.TrimSpace(reply))
-			continue
-		}
-		fmt.Fprintf(c.Out, "\n%s\n\n", strings.TrimSpace(reply))
+		fmt.Fprintln(c.Out, strings.TrimSpace(reply))
 	}
+	return lines.Err()
+}
+
+// command is a typed line's message, or quit for the words that end the
+// chat.
+func command(line string) (text string, quit bool) {
+	text = strings.TrimSpace(line)
+	switch text {
+	case "exit", "quit", "/exit", "/quit":
+		return "", true
+	}
+	return text, false
 }
