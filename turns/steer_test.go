@@ -2,53 +2,13 @@ package turns_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/agenttest"
 	"github.com/nanobot-go/nanobot/turns"
 )
-
-// gate is a tool that tells started when it runs and returns when
-// released.
-type gate struct{ started, release chan struct{} }
-
-func (g gate) Spec() agent.ToolSpec {
-	return agent.ToolSpec{Name: "gate", Description: "waits", Parameters: json.RawMessage(`{"type":"object"}`)}
-}
-
-func (g gate) Run(context.Context, json.RawMessage) (string, error) {
-	g.started <- struct{}{}
-	<-g.release
-	return "gate open", nil
-}
-
-// model asks for the gate once a turn, then answers with what the user
-// wrote last; it keeps every request.
-type model struct {
-	mu   sync.Mutex
-	reqs []agent.Request
-}
-
-func (m *model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
-	m.mu.Lock()
-	m.reqs = append(m.reqs, req)
-	m.mu.Unlock()
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == agent.RoleUser && !strings.Contains(last.Content, agent.SteeredMark) { // the content starts with its time
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant,
-			ToolCalls: []agent.ToolCall{{ID: "g", Name: "gate", Arguments: `{}`}}}}, nil
-	}
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if m := req.Messages[i]; m.Role == agent.RoleUser {
-			_, words, _ := strings.Cut(m.Content, "\n") // after its time
-			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "answered: " + words}}, nil
-		}
-	}
-	return agent.Response{}, nil
-}
 
 // loopAnswerer answers with a real loop over the store.
 type loopAnswerer struct{ l *agent.Loop }
@@ -68,21 +28,21 @@ func TestTextDuringATurnSteersIt(t *testing.T) {
 	for _, steering := range []bool{true, false} {
 		t.Run(map[bool]string{true: "on", false: "off"}[steering], func(t *testing.T) {
 			s, _ := openStore(t)
-			g := gate{started: make(chan struct{}), release: make(chan struct{})}
-			m := &model{}
+			g := agenttest.NewGate(0)
+			m := &agenttest.GateModel{}
 			l := agent.New(m, s, []agent.Tool{g}, agent.Config{ReflectionPrompt: "Reflect."})
 			e, bell := newEngine(t, s, loopAnswerer{l}, turns.Config{Steering: steering})
 			if err := e.Attach(t.Context(), texts{}, "test"); err != nil {
 				t.Fatal(err)
 			}
 			e.Add(t.Context(), record(t, s, "1", "sort my notes"))
-			<-g.started
+			<-g.Started
 			e.Add(t.Context(), record(t, s, "1", "only the ones from May"))
 			e.Add(t.Context(), record(t, s, "2", "another chat"))
-			<-g.started // the other chat's turn: it is not handed to chat 1's
-			close(g.release)
+			<-g.Started // the other chat's turn: it is not handed to chat 1's
+			close(g.Release)
 			if !steering {
-				<-g.started // the second text's own turn
+				<-g.Started // the second text's own turn
 			}
 			got := replies(t, s, bell, map[bool]int{true: 2, false: 3}[steering])
 			want := "1: answered: [Written while you were working on this:] only the ones from May"
@@ -101,10 +61,8 @@ func TestTextDuringATurnSteersIt(t *testing.T) {
 			if !steering {
 				return
 			}
-			m.mu.Lock()
-			defer m.mu.Unlock()
 			var second agent.Request
-			for _, r := range m.reqs {
+			for _, r := range m.Requests() {
 				if len(r.Messages) > 0 && strings.Contains(r.Messages[len(r.Messages)-1].Content, "only the ones") {
 					second = r
 				}

@@ -2,57 +2,17 @@ package cli_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/agent/agenttest"
 	"github.com/nanobot-go/nanobot/channels/cli"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/turns"
 )
-
-// gate is a tool that tells started when it runs and waits for release
-// to be closed.
-type gate struct{ started, release chan struct{} }
-
-func (g gate) Spec() agent.ToolSpec {
-	return agent.ToolSpec{Name: "gate", Description: "waits", Parameters: json.RawMessage(`{"type":"object"}`)}
-}
-
-func (g gate) Run(context.Context, json.RawMessage) (string, error) {
-	g.started <- struct{}{}
-	<-g.release
-	return "gate open", nil
-}
-
-// gated asks for the gate after each message that starts a turn, then
-// answers with the words of the last user message.
-type gated struct {
-	mu   sync.Mutex
-	reqs int
-}
-
-func (m *gated) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
-	m.mu.Lock()
-	m.reqs++
-	m.mu.Unlock()
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == agent.RoleUser && !strings.Contains(last.Content, agent.SteeredMark) {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant,
-			ToolCalls: []agent.ToolCall{{ID: "g", Name: "gate", Arguments: `{}`}}}}, nil
-	}
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if m := req.Messages[i]; m.Role == agent.RoleUser {
-			_, words, _ := strings.Cut(m.Content, "\n") // after its time
-			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "answered: " + words}}, nil
-		}
-	}
-	return agent.Response{}, nil
-}
 
 type loopAnswerer struct{ l *agent.Loop }
 
@@ -71,8 +31,8 @@ func TestTypingDuringATurnSteersIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close() })
-			g := gate{started: make(chan struct{}, 4), release: make(chan struct{})}
-			l := agent.New(&gated{}, s, []agent.Tool{g}, agent.Config{ReflectionPrompt: "Reflect."})
+			g := agenttest.NewGate(4)
+			l := agent.New(&agenttest.GateModel{}, s, []agent.Tool{g}, agent.Config{ReflectionPrompt: "Reflect."})
 			e := turns.New(nil, loopAnswerer{l}, turns.Config{Steering: steering}, nil, turns.Hooks{})
 			t.Cleanup(e.Shutdown)
 
@@ -83,14 +43,14 @@ func TestTypingDuringATurnSteersIt(t *testing.T) {
 			go func() { done <- c.Run(t.Context()) }()
 
 			write(t, typed, "sort my notes\n")
-			<-g.started
+			<-g.Started
 			// Each write returns once the chat read it; the chat reads a line
 			// only after it took the one before, so after the two empty lines
 			// the words are held for the turn.
 			write(t, typed, "only the ones from May\n")
 			write(t, typed, "\n")
 			write(t, typed, "\n")
-			close(g.release)
+			close(g.Release)
 			typed.Close()
 			if err := <-done; err != nil {
 				t.Fatal(err)

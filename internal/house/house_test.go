@@ -52,6 +52,7 @@ type importRule struct {
 
 // testDoubles are the packages that exist for tests; production code never imports them.
 var testDoubles = []string{
+	"agent/agenttest",
 	"agent/mcp/mcptest",
 	"agent/openai/openaitest",
 	"agent/openai/providertest",
