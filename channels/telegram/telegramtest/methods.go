@@ -48,6 +48,8 @@ func (s *Server) handler(method string) (methodFunc, bool) {
 		return s.getFile, true
 	case "editmessagetext":
 		return s.editMessageText, true
+	case "deletemessage":
+		return s.deleteMessage, true
 	case "editmessagereplymarkup":
 		return s.editMessageReplyMarkup, true
 	case "answercallbackquery":
@@ -292,7 +294,32 @@ func (s *Server) editMessageText(_ context.Context, p map[string]string, _ map[s
 		return nil, badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
 	}
 	s.messages[key] = visible
+	s.edits = append(s.edits, Edit{ChatID: key[0], MessageID: key[1], Text: p["text"], ParseMode: p["parse_mode"]})
+	s.notify()
 	return s.message(key[0], key[1], visible), nil
+}
+
+// deleteMessage removes a message the bot sent. Telegram answers true, or
+// 400 for a message it does not know (never sent, or deleted already).
+func (s *Server) deleteMessage(_ context.Context, p map[string]string, _ map[string][]byte) (any, *apiError) {
+	chat, apiErr := chatID(p)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	id, err := strconv.ParseInt(p["message_id"], 10, 64)
+	if err != nil {
+		return nil, badRequest("message identifier is not specified")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := [2]int64{chat, id}
+	if _, ok := s.messages[key]; !ok {
+		return nil, badRequest("message to delete not found")
+	}
+	delete(s.messages, key)
+	s.deleted = append(s.deleted, key)
+	s.notify()
+	return true, nil
 }
 
 func (s *Server) editMessageReplyMarkup(_ context.Context, p map[string]string, _ map[string][]byte) (any, *apiError) {

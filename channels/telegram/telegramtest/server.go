@@ -79,6 +79,14 @@ type Sent struct {
 	ReplyMarkup string // the reply_markup JSON as sent
 }
 
+// Edit is an editMessageText call the server accepted.
+type Edit struct {
+	ChatID    int64
+	MessageID int64
+	Text      string // as sent, markup included
+	ParseMode string
+}
+
 type failure struct {
 	status     int
 	retryAfter int
@@ -111,11 +119,13 @@ type Server struct {
 	paths       map[string][]byte // by file_path
 	chats       map[int64]models.Chat
 	messages    map[[2]int64]string // (chat, message id) -> text of messages the bot sent
-	callbacks   map[string]bool     // callback query ids not yet answered
-	webhook     string              // URL set by setWebhook
-	stalled     bool                // requests are accepted and never answered
-	held        int                 // requests held by a stall, still waiting
-	revoked     bool                // every call fails with 401, as for a revoked token
+	edits       []Edit
+	deleted     [][2]int64      // (chat, message id) of messages deleteMessage removed
+	callbacks   map[string]bool // callback query ids not yet answered
+	webhook     string          // URL set by setWebhook
+	stalled     bool            // requests are accepted and never answered
+	held        int             // requests held by a stall, still waiting
+	revoked     bool            // every call fails with 401, as for a revoked token
 }
 
 // NewServer starts a fake Bot API for token on 127.0.0.1. It is shut down
@@ -334,6 +344,48 @@ func (s *Server) WaitSent(ctx context.Context, n int) ([]Sent, error) {
 		case <-changed:
 		case <-ctx.Done():
 			return sent, fmt.Errorf("wait for %d sent messages, have %d: %w", n, len(sent), ctx.Err())
+		}
+	}
+}
+
+// Edits returns the accepted editMessageText calls in order.
+func (s *Server) Edits() []Edit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Edit(nil), s.edits...)
+}
+
+// Deleted returns the (chat, message id) of every message deleteMessage
+// removed, in order.
+func (s *Server) Deleted() [][2]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][2]int64(nil), s.deleted...)
+}
+
+// Visible returns the text a message the bot sent shows now, markup
+// removed; false when it was deleted or never sent.
+func (s *Server) Visible(chat, id int64) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text, ok := s.messages[[2]int64{chat, id}]
+	return text, ok
+}
+
+// WaitUntil re-checks cond after every request and every change until it
+// holds, or returns ctx's error. cond may call the server's methods.
+func (s *Server) WaitUntil(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		changed := s.changed
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for a condition: %w", ctx.Err())
 		}
 	}
 }

@@ -146,6 +146,29 @@ func TestLibraryMethods(t *testing.T) {
 	if len(s.Sent()) != 1 {
 		t.Errorf("edits appear in Sent(): %+v", s.Sent())
 	}
+	if e := s.Edits(); len(e) != 1 || e[0].MessageID != int64(msg.ID) || e[0].Text != "<i>edited</i>" || e[0].ParseMode != "HTML" {
+		t.Errorf("Edits() = %+v, want the one accepted edit", e)
+	}
+	if text, ok := s.Visible(42, int64(msg.ID)); !ok || text != "edited" {
+		t.Errorf("Visible = %q, %v; want the edited text", text, ok)
+	}
+
+	if ok, err := b.DeleteMessage(ctx, &bot.DeleteMessageParams{ChatID: int64(42), MessageID: msg.ID}); err != nil || !ok {
+		t.Errorf("DeleteMessage = %v, %v", ok, err)
+	}
+	if _, ok := s.Visible(42, int64(msg.ID)); ok {
+		t.Error("a deleted message is still visible")
+	}
+	if d := s.Deleted(); len(d) != 1 || d[0] != [2]int64{42, int64(msg.ID)} {
+		t.Errorf("Deleted() = %v", d)
+	}
+	if _, err := b.DeleteMessage(ctx, &bot.DeleteMessageParams{ChatID: int64(42), MessageID: msg.ID}); !errors.Is(err, bot.ErrorBadRequest) ||
+		!strings.Contains(err.Error(), "message to delete not found") {
+		t.Errorf("DeleteMessage of a deleted message: %v, want \"message to delete not found\"", err)
+	}
+	if _, err := b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: int64(42), MessageID: msg.ID, Text: "x"}); err == nil || !strings.Contains(err.Error(), "message to edit not found") {
+		t.Errorf("EditMessageText of a deleted message: %v", err)
+	}
 }
 
 func TestFiles(t *testing.T) {
