@@ -255,7 +255,19 @@ type Telegram struct {
 	Mode           string   `yaml:"mode"` // ModePolling or ModeWebhook
 	Webhook        Webhook  `yaml:"webhook"`
 	MaxFileSize    int64    `yaml:"max_file_size"` // bytes
+	// Progress is what a chat sees while a turn runs tools: ProgressStatus
+	// shows one status message that is deleted when the turn ends,
+	// ProgressVerbose keeps it with the list of calls, ProgressOff shows
+	// "typing…" only.
+	Progress string `yaml:"progress"`
 }
+
+// Values of channels.telegram.progress.
+const (
+	ProgressOff     = "off"
+	ProgressStatus  = "status"
+	ProgressVerbose = "verbose"
+)
 
 // Group policies.
 const (
@@ -366,6 +378,7 @@ func Default() *Config {
 			Mode:        ModePolling,
 			Webhook:     Webhook{Listen: "127.0.0.1:8443"},
 			MaxFileSize: 20 << 20,
+			Progress:    ProgressStatus,
 		}},
 		Gateway:   Gateway{Listen: "127.0.0.1:18790"},
 		Log:       Log{Level: "info", Format: "text"},

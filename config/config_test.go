@@ -250,6 +250,11 @@ func TestLoadErrors(t *testing.T) {
 			want: `config.yaml:2: heartbeat.quiet_hours: must be two different times as "HH:MM-HH:MM", e.g. "22:00-07:00" (empty: none), not "22-7"`,
 		},
 		{
+			name: "telegram progress",
+			yaml: "channels:\n  telegram:\n    progress: loud\n",
+			want: `config.yaml:3: channels.telegram.progress: must be one of off, status, verbose, not "loud"`,
+		},
+		{
 			name: "heartbeat chat",
 			yaml: "heartbeat:\n  chat: me\n",
 			want: `config.yaml:2: heartbeat.chat: must be a numeric chat id (empty: the first numeric id in channels.telegram.allow_from), not "me"`,

@@ -142,6 +142,7 @@ func ExampleConfig_Redacted() {
 	//       listen: 127.0.0.1:8443
 	//       secret_token: ""
 	//     max_file_size: 20971520
+	//     progress: status
 	// gateway:
 	//   listen: 127.0.0.1:18790
 	// log:

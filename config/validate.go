@@ -411,6 +411,7 @@ func (c *Config) checkTelegram(k *checker) {
 	k.httpURL("channels.telegram.api_url", t.APIURL)
 	k.oneOf("channels.telegram.group_policy", t.GroupPolicy, GroupMention, GroupAll, GroupIgnore)
 	k.oneOf("channels.telegram.mode", t.Mode, ModePolling, ModeWebhook)
+	k.oneOf("channels.telegram.progress", t.Progress, ProgressOff, ProgressStatus, ProgressVerbose)
 	if t.Webhook.Listen != "" {
 		k.listen("channels.telegram.webhook.listen", t.Webhook.Listen)
 	}
