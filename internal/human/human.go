@@ -1,4 +1,5 @@
-// Package human words figures for people: sizes and shares.
+// Package human words figures for people: sizes, shares, durations and
+// the gist of a tool call.
 package human
 
 import "fmt"
