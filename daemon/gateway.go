@@ -35,9 +35,12 @@ type GatewayOptions struct {
 	PollTimeout  time.Duration // Telegram's long poll
 	Watchdog     time.Duration // a Telegram connection silent this long is restarted
 	UnreadyAfter time.Duration // /readyz fails after this long without Telegram
-	Metrics      *admin.Metrics
-	Clock        schedule.Clock
-	Version      string
+	// ProgressInterval is the least time between two updates of a chat's
+	// status message; the channel's default when zero.
+	ProgressInterval time.Duration
+	Metrics          *admin.Metrics
+	Clock            schedule.Clock
+	Version          string
 }
 
 // NewGateway builds the gateway on d top down: a database check, the
@@ -61,6 +64,7 @@ func NewGateway(ctx context.Context, d *Daemon, opt GatewayOptions) (*Gateway, e
 	}
 	tc := telegramConfig(cfg, opt.Clock.Now)
 	tc.PollTimeout, tc.Watchdog, tc.Wake, tc.Background = opt.PollTimeout, opt.Watchdog, d.bell.For("telegram"), d.pro
+	tc.ProgressInterval = opt.ProgressInterval
 	if g.ch, err = telegram.New(tc, d.store, d.turns, d, tr, d.logger, telegram.Hooks{
 		Inbound:       func() { metrics.InboundMessage("telegram") },
 		TelegramError: metrics.TelegramError,
@@ -160,6 +164,7 @@ func telegramConfig(cfg *config.Config, now func() time.Time) telegram.Config {
 		WebhookListen:   t.Webhook.Listen,
 		WebhookSecret:   string(t.Webhook.SecretToken),
 		MaxFileSize:     t.MaxFileSize,
+		Progress:        t.Progress,
 		Workspace:       cfg.Agent.Workspace,
 		Vision:          cfg.Provider.Vision,
 		Approver:        cfg.Owner(),
@@ -287,6 +292,7 @@ func reload(path string, rt *Daemon, ch *telegram.Channel) {
 	rt.rejected.clear()
 	ch.SetAllowFrom(next.Channels.Telegram.AllowFrom)
 	ch.SetModel(next.Provider.Model)
+	ch.SetProgress(next.Channels.Telegram.Progress)
 	log.Info("config reloaded", "path", path, "model", next.Provider.Model, "allow_from", strconv.Itoa(len(next.Channels.Telegram.AllowFrom))+" entries")
 }
 

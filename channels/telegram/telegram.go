@@ -72,6 +72,12 @@ type Config struct {
 
 	PollTimeout    time.Duration // getUpdates long-poll timeout; default 25 s
 	TypingInterval time.Duration // how often "typing" is repeated during a turn; default 4 s
+	// Progress is what a chat sees while a turn runs tools: ProgressStatus
+	// (default), ProgressVerbose or ProgressOff.
+	Progress string
+	// ProgressInterval is the least time between two updates of a status
+	// message; default 3 s (Telegram allows about one edit a second per chat).
+	ProgressInterval time.Duration
 	// Heartbeat is how often webhook mode calls getMe, so LastContact stays
 	// fresh on a quiet bot as polling keeps it; default 30 s.
 	Heartbeat time.Duration
@@ -174,8 +180,9 @@ type Channel struct {
 
 	allow       atomic.Pointer[allowList]
 	model       atomic.Pointer[string]
-	lastContact atomic.Int64 // unix nanoseconds
-	lastAlive   atomic.Int64 // unix nanoseconds of intake's last sign of life, for the watchdog
+	progress    atomic.Pointer[string] // the progress mode
+	lastContact atomic.Int64           // unix nanoseconds
+	lastAlive   atomic.Int64           // unix nanoseconds of intake's last sign of life, for the watchdog
 	startedAt   time.Time
 	running     atomic.Bool
 
@@ -184,7 +191,8 @@ type Channel struct {
 	stopSend   context.CancelFunc // set by Run; Flush ends the sender with it
 	senderDone chan struct{}
 
-	bg sync.WaitGroup // short background calls (answering button presses)
+	bg       sync.WaitGroup // short background calls (answering button presses, status messages)
+	statuses statusBook
 
 	flushTimeout time.Duration
 	ready        chan struct{} // closed once intake runs
@@ -221,6 +229,7 @@ func New(cfg Config, store Store, t Turns, s Sessions, tr Transcriber, logger *s
 	c.allow.Store(newAllowList(cfg.AllowFrom))
 	model := cfg.Model
 	c.model.Store(&model)
+	c.SetProgress(cfg.Progress)
 	c.tr = newTransport(c)
 	c.client = &http.Client{
 		Transport: c.tr,
@@ -273,6 +282,12 @@ func withDefaults(cfg Config) Config {
 	if cfg.Watchdog <= 0 {
 		cfg.Watchdog = defaultWatchdog
 	}
+	if cfg.Progress == "" {
+		cfg.Progress = ProgressStatus
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = defaultProgressInterval
+	}
 	return cfg
 }
 
@@ -293,6 +308,11 @@ func validate(cfg Config) error {
 		}
 	default:
 		return fmt.Errorf("channels.telegram.mode: %q is not one of polling, webhook", cfg.Mode)
+	}
+	switch cfg.Progress {
+	case ProgressOff, ProgressStatus, ProgressVerbose:
+	default:
+		return fmt.Errorf("channels.telegram.progress: %q is not one of off, status, verbose", cfg.Progress)
 	}
 	// A healthy long poll (or heartbeat) must never look like a silence.
 	floor := 2 * cfg.PollTimeout
@@ -353,6 +373,7 @@ func (c *Channel) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	c.tidyStatuses(ctx)
 
 	// Delivery outlives intake: Flush ends it.
 	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))

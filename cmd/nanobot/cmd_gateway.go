@@ -72,7 +72,8 @@ func (a *app) gateway(ctx context.Context, cfgPath string, args []string) error 
 	if err == nil {
 		var g *daemon.Gateway
 		g, err = daemon.NewGateway(ctx, d, daemon.GatewayOptions{Metrics: metrics, Clock: a.now(), Version: version,
-			ReloadEvery: flags.reloadEvery, PollTimeout: flags.pollTimeout, Watchdog: flags.watchdog, UnreadyAfter: flags.unreadyAfter})
+			ReloadEvery: flags.reloadEvery, PollTimeout: flags.pollTimeout, Watchdog: flags.watchdog, UnreadyAfter: flags.unreadyAfter,
+			ProgressInterval: a.progressEvery})
 		if err == nil {
 			return g.Run(ctx, loaded)
 		}

@@ -72,6 +72,9 @@ type gatewayHarness struct {
 	cancel context.CancelFunc
 	done   chan error
 	abi    func() int // the Landlock ABI the gateway sees; the kernel's when nil
+	// progressEvery is the least time between two status message
+	// updates; the channel's default when zero.
+	progressEvery time.Duration
 }
 
 func freeAddr(t *testing.T) string {
@@ -118,7 +121,8 @@ func (h *gatewayHarness) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.done = make(chan error, 1)
-	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }, clock: h.clock, abi: h.abi}
+	a := &app{stdin: strings.NewReader(""), stdout: h.logs, stderr: h.logs, getenv: func(string) string { return "" }, clock: h.clock, abi: h.abi,
+		progressEvery: h.progressEvery}
 	args := append([]string{"gateway", "-c", h.cfg, "--reload-interval", "50ms"}, h.flags...)
 	go func() { h.done <- a.run(ctx, args) }()
 }

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"syscall"
+	"time"
 
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/daemon"
@@ -95,6 +96,7 @@ type app struct {
 	cfgNamed       bool           // -c or $NANOBOT_CONFIG named the config file
 	cfgMissing     error          // none was named and none found: where it was looked for
 	abi            func() int     // the kernel's Landlock ABI; sandbox.ABI when nil
+	progressEvery  time.Duration  // the least time between two status message updates; the channel's default when zero
 }
 
 // now is the clock of scheduled work.
