@@ -28,8 +28,12 @@ type Chat struct {
 	Session string // "cli:default" when empty
 	Turns   Turns
 	// Plain reads messages line by line and prints only the answers, with
-	// no banner and no prompts: for input that is not a terminal.
+	// no banner and no prompts: for input that is not a terminal. Tool
+	// calls are shown only when it is not set.
 	Plain bool
+	// Dim prints the tool call lines dimmed with ANSI escapes: Out is a
+	// terminal.
+	Dim bool
 }
 
 // Turn returns the turn of a session name such as "cli:default" or "work".
@@ -47,8 +51,10 @@ func Turn(name string) agent.Turn {
 
 // source builds the turn of a typed message.
 type source struct {
-	session string
-	steer   func() []agent.Steer // what was typed while the turn runs; nil when nothing is read meanwhile
+	session  string
+	steer    func() []agent.Steer // what was typed while the turn runs; nil when nothing is read meanwhile
+	progress io.Writer            // where tool calls are shown; nil: nowhere
+	dim      bool
 }
 
 func (s source) Prepare(context.Context, turns.InboxItem) turns.Job { return turns.Job{Now: true} }
@@ -71,7 +77,11 @@ func (c *Chat) Ask(ctx context.Context, text string) (string, error) {
 
 func (c *Chat) ask(ctx context.Context, text string, steer func() []agent.Steer) (string, error) {
 	t := Turn(c.Session)
-	return c.Turns.Await(ctx, source{session: t.Session, steer: steer}, turns.Job{Chat: t.Session, Text: text})
+	src := source{session: t.Session, steer: steer, dim: c.Dim}
+	if !c.Plain {
+		src.progress = c.Out
+	}
+	return c.Turns.Await(ctx, src, turns.Job{Chat: t.Session, Text: text})
 }
 
 // Once answers text and returns the reply; an outage is an honest reply,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -61,7 +60,8 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	rt.WaitForMCP(ctx)
 
 	defer rt.Turns().Shutdown()
-	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: rt.Turns(), Plain: !isTerminal(a.stdin)}
+	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: rt.Turns(), Plain: !isTerminal(a.stdin),
+		Dim: isTerminal(a.stdout)}
 	if !given {
 		return chat.Run(ctx)
 	}
@@ -78,10 +78,11 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	return nil
 }
 
-// isTerminal reports whether r is a terminal, where the chat shows its
-// banner and prompts (/dev/null is a character device but no terminal).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// isTerminal reports whether v (a reader or writer) is a terminal, where
+// the chat shows its banner, prompts and colours (/dev/null is a character
+// device but no terminal).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	if !ok {
 		return false
 	}
