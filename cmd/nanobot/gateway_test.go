@@ -88,13 +88,15 @@ func freeAddr(t *testing.T) string {
 }
 
 // telegramValues are the config keys that point a gateway at the Bot API
-// fake tg, with the owner allowed.
+// fake tg, with the owner allowed. Status messages are off: the tests of
+// other behaviours count what is sent; progress_test.go turns them on.
 func telegramValues(tg *telegramtest.Server) map[string]string {
 	return map[string]string{
 		"channels.telegram.enabled":    "true",
 		"channels.telegram.token":      tg.Token(),
 		"channels.telegram.api_url":    tg.URL(),
 		"channels.telegram.allow_from": fmt.Sprintf("[%d]", owner),
+		"channels.telegram.progress":   "off",
 	}
 }
 

@@ -153,7 +153,7 @@ func TestProgressStatusOutlivesKill(t *testing.T) {
 		openaitest.Reply{Text: "answer after the crash"},
 	)
 	dir := t.TempDir()
-	cfg := gatewayConfig(t, dir, tg, model, nil)
+	cfg := gatewayConfig(t, dir, tg, model, map[string]string{"channels.telegram.progress": "status"})
 
 	first := startDaemon(t, cfg)
 	tg.SendText(owner, owner, "ada", "look around")
