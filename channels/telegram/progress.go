@@ -182,6 +182,9 @@ func (st *status) show(ctx context.Context, text string) {
 			DisableNotification: true, LinkPreviewOptions: noPreview})
 		if err != nil {
 			st.failed("send status", err)
+			if kind, _ := classify(st.c.scrub(err)); kind == failPermanent || kind == failBadHTML {
+				st.vanished = true // a blocked bot, a chat gone: no more tries this turn
+			}
 			return
 		}
 		st.msg, st.shown = m.ID, text
@@ -202,34 +205,42 @@ func (st *status) show(ctx context.Context, text string) {
 }
 
 // finish removes the status message, or in verbose mode edits it to the
-// list of calls. A failure that may heal leaves its record for the next
-// start to tidy up.
+// list of calls. A rate limit is waited out once, for a short while; a
+// failure that may heal leaves the record for the next start to tidy up.
 func (st *status) finish(ctx context.Context) {
-	if st.msg == 0 || st.vanished {
-		return
-	}
-	if wait := time.Until(st.paused); wait > 0 && wait <= finalWait {
-		t := time.NewTimer(wait)
-		<-t.C
-	}
-	ref := statusRef{chat: st.chat, msg: st.msg}
-	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
-	defer cancel()
-	var err error
-	if st.verbose {
-		st.paused = time.Time{}
-		text := st.render(true)
-		st.show(ctx, text)
-		if st.shown != text && !st.vanished {
-			return // show logged why
+	for try := 0; try < 2 && st.msg != 0 && !st.vanished; try++ {
+		if wait := time.Until(st.paused); wait > finalWait {
+			return
+		} else if wait > 0 {
+			time.Sleep(wait)
 		}
-	} else if _, err = st.c.bot.DeleteMessage(ctx, &bot.DeleteMessageParams{ChatID: st.chat, MessageID: st.msg}); err != nil && !gone(err) {
-		st.failed("delete status", err)
-		if kind, _ := classify(st.c.scrub(err)); kind != failPermanent {
+		if st.close(ctx) {
+			st.c.statuses.put(ctx, st.c, statusRef{chat: st.chat, msg: st.msg}, false)
 			return
 		}
+		if !st.paused.After(time.Now()) {
+			return // not a rate limit
+		}
 	}
-	st.c.statuses.put(ctx, st.c, ref, false)
+}
+
+// close makes the last call of the status; true when it is done with,
+// one way or another.
+func (st *status) close(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	if st.verbose {
+		text := st.render(true)
+		st.show(ctx, text)
+		return st.shown == text || st.vanished
+	}
+	_, err := st.c.bot.DeleteMessage(ctx, &bot.DeleteMessageParams{ChatID: st.chat, MessageID: st.msg})
+	if err == nil || gone(err) {
+		return true
+	}
+	st.failed("delete status", err)
+	kind, _ := classify(st.c.scrub(err))
+	return kind == failPermanent
 }
 
 // failed notes a Bot API failure of the status; a rate limit pauses it.

@@ -276,3 +276,43 @@ func TestStatusRecords(t *testing.T) {
 		t.Errorf("decodeStatuses(%q) = %v, want the three records", v, got)
 	}
 }
+
+// A delete refused with a short retry_after is tried again once it passed.
+func TestProgressDeleteRetriedAfterRateLimit(t *testing.T) {
+	h := progressChannel(t, ProgressStatus, setup{})
+	h.srv.FailNext("deleteMessage", 1, http.StatusTooManyRequests, 1, "")
+	report, end := startProgress(h)
+	report(toolEvent(1, "list_dir", `{"path":"."}`))
+	id := statusSent(t, h)
+	end()
+	waitServer(t, h.srv, "the status message is deleted", func() bool { return len(h.srv.Deleted()) > 0 })
+	if d := h.srv.Deleted(); !slices.Equal(d, [][2]int64{{owner, id}}) {
+		t.Errorf("deleted %v, want %d", d, id)
+	}
+	if n := len(h.srv.Calls("deleteMessage")); n != 2 {
+		t.Errorf("%d deleteMessage calls, want the refused one and the retry", n)
+	}
+	waitUntil(t, "the record is cleared", stateIs(h, ""))
+}
+
+// A chat the status message cannot be sent to is not tried again within
+// the turn.
+func TestProgressSendRefused(t *testing.T) {
+	h := progressChannel(t, ProgressStatus, setup{})
+	h.srv.FailNext("sendMessage", 1, http.StatusForbidden, 0, "")
+	report, end := startProgress(h)
+	for i := range 3 {
+		ev := toolEvent(i+1, "list_dir", `{"path":"."}`)
+		report(ev)
+		waitCalls(t, h.srv, "sendMessage", 1)
+		report(doneEvent(ev, false))
+	}
+	end()
+	h.stop(t)
+	if n := len(h.srv.Calls("sendMessage")); n != 1 {
+		t.Errorf("%d sendMessage calls, want the one refused", n)
+	}
+	if v, _ := h.store.State(t.Context(), statusKey); v != "" {
+		t.Errorf("status record %q, want none", v)
+	}
+}
