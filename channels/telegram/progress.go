@@ -88,7 +88,7 @@ type status struct {
 	shown    string    // its text
 	last     time.Time // of the last Bot API call
 	paused   time.Time // a 429 asked to wait until then
-	vanished bool      // the message is gone (the user deleted it)
+	vanished bool      // the message is gone (the user deleted it) or the chat refuses it
 }
 
 // toolCall is one call as the status shows it.
