@@ -171,7 +171,7 @@ func TestAppendCountsAssistantMessagesAsCalls(t *testing.T) {
 // and a later call on the same day adds its cached tokens to that row.
 func TestUsageFromBeforeCachedTokens(t *testing.T) {
 	ctx := t.Context()
-	ms, err := loadMigrations(migrationData{FTS5: true})
+	ms, err := loadMigrations(migrationData{FTS5: libraryFTS5(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,7 +275,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 
 func TestRestoreAppliesMigrations(t *testing.T) {
 	ctx := t.Context()
-	ms, err := loadMigrations(migrationData{FTS5: true})
+	ms, err := loadMigrations(migrationData{FTS5: libraryFTS5(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

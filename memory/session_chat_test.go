@@ -19,7 +19,7 @@ import (
 // then summed over its own, its jobs' and its tasks' sessions by column.
 func TestMigrateSessionChat(t *testing.T) {
 	ctx := t.Context()
-	ms, err := loadMigrations(migrationData{FTS5: true})
+	ms, err := loadMigrations(migrationData{FTS5: libraryFTS5(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
