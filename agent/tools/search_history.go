@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/nanobot-go/nanobot/agent"
 )
@@ -16,10 +18,15 @@ const (
 	maxSearchLimit     = 50
 )
 
-// SearchHistory is the search_history tool: full-text search over HISTORY.
+// maxSearchOutput bounds what search_history returns, in bytes; the
+// snippets of past messages are short already (about 200 characters).
+const maxSearchOutput = 12000
+
+// SearchHistory is the search_history tool: full-text search over HISTORY
+// and, when the chat's transcript is wired, over the chat's past messages.
 type SearchHistory struct{ Memory }
 
-var _ agent.Tool = SearchHistory{}
+var _ agent.ReadOnlyTool = SearchHistory{}
 
 type searchHistoryParams struct {
 	Query string `json:"query"`
@@ -29,13 +36,16 @@ type searchHistoryParams struct {
 // Spec describes search_history.
 func (SearchHistory) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
-		Name:        "search_history",
-		Description: "Search the HISTORY log of past conversations by words; returns matching dated entries, newest first.",
+		Name: "search_history",
+		Description: "Search the past by words: the HISTORY log (dated entries, newest first) and this chat's earlier " +
+			"messages (best match first, as \"[time] #id role: snippet\"). A message matches when it has any of the words, " +
+			"rarer words and newer messages ranking higher, so ask with the words the message would contain. " +
+			"Use read_history with a message's id to read the conversation around it.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
     "query": {"type": "string", "description": "Words to look for."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many entries to return; 5 when omitted."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many HISTORY entries, and how many messages, to return; 5 when omitted."}
   },
   "required": ["query"],
   "additionalProperties": false
@@ -43,7 +53,11 @@ func (SearchHistory) Spec() agent.ToolSpec {
 	}
 }
 
-// Run searches HISTORY.
+// ReadOnly reports that search_history changes nothing: its calls of a
+// reply may run together with other reads.
+func (SearchHistory) ReadOnly() bool { return true }
+
+// Run searches HISTORY and the chat's past messages.
 func (t SearchHistory) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var p searchHistoryParams
 	if err := decodeArgs(args, &p); err != nil {
@@ -65,9 +79,41 @@ func (t SearchHistory) Run(ctx context.Context, args json.RawMessage) (string, e
 	if err != nil {
 		return "", fmt.Errorf("search history: %w", err)
 	}
-	if len(hits) == 0 {
-		return fmt.Sprintf("no entries match %q", query), nil
+	chat := t.chat(ctx)
+	if chat == "" || t.Find == nil {
+		if len(hits) == 0 {
+			return fmt.Sprintf("no entries match %q", query), nil
+		}
+		return historyLines(hits, limit), nil
 	}
+	found, err := t.Find(ctx, chat, query, limit)
+	if err != nil {
+		return "", fmt.Errorf("search past messages: %w", err)
+	}
+	if len(hits) == 0 && len(found) == 0 {
+		return fmt.Sprintf("no entries or messages match %q", query), nil
+	}
+	var sb strings.Builder
+	if len(hits) > 0 {
+		sb.WriteString("HISTORY:\n" + historyLines(hits, limit) + "\n")
+	}
+	if len(found) > 0 {
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString("Past messages:\n")
+		for i, h := range found {
+			if i == limit {
+				break
+			}
+			sb.WriteString(messageLine(h.ID, h.At, h.Role, h.Snippet) + "\n")
+		}
+	}
+	return boundOutput(strings.TrimSuffix(sb.String(), "\n"), maxSearchOutput), nil
+}
+
+// historyLines renders up to limit HISTORY entries, each dated.
+func historyLines(hits []HistoryHit, limit int) string {
 	var sb strings.Builder
 	for i, h := range hits {
 		if i == limit {
@@ -80,5 +126,26 @@ func (t SearchHistory) Run(ctx context.Context, args json.RawMessage) (string, e
 		sb.WriteString(text)
 		sb.WriteByte('\n')
 	}
-	return strings.TrimSuffix(sb.String(), "\n"), nil
+	return strings.TrimSuffix(sb.String(), "\n")
+}
+
+// messageLine renders a past message as "[2026-03-01 14:02] #12345 user: text".
+func messageLine(id int64, at time.Time, role, text string) string {
+	return fmt.Sprintf("[%s] #%d %s: %s", at.Format(historyTime), id, role, text)
+}
+
+// boundOutput cuts text to at most n bytes at a line break, saying so.
+func boundOutput(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	const more = "\n… (more not shown)"
+	cut := strings.LastIndexByte(text[:n-len(more)], '\n')
+	if cut <= 0 { // one long line: cut it at a character boundary
+		cut = n - len(more)
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+	}
+	return text[:cut] + more
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -47,10 +48,38 @@ type fakeMemory struct {
 	docs    map[string]string
 	history map[string][]HistoryHit
 	limits  []int
+	// messages are the transcripts, by chat, oldest first.
+	messages map[string][]PastMessage
 }
 
 func newFakeMemory() *fakeMemory {
-	return &fakeMemory{docs: map[string]string{}, history: map[string][]HistoryHit{}}
+	return &fakeMemory{docs: map[string]string{}, history: map[string][]HistoryHit{}, messages: map[string][]PastMessage{}}
+}
+
+// find is Memory.Find over the fake's transcripts: messages holding the
+// query, newest first.
+func (m *fakeMemory) find(_ context.Context, chat, query string, limit int) ([]MessageHit, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var hits []MessageHit
+	for _, msg := range slices.Backward(m.messages[chat]) {
+		if strings.Contains(strings.ToLower(msg.Text), strings.ToLower(query)) && len(hits) < limit {
+			hits = append(hits, MessageHit{ID: msg.ID, Role: msg.Role, At: msg.At, Snippet: msg.Text})
+		}
+	}
+	return hits, nil
+}
+
+// read is Memory.Read over the fake's transcripts.
+func (m *fakeMemory) read(_ context.Context, chat string, id int64, before, after int) ([]PastMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	msgs := m.messages[chat]
+	i := slices.IndexFunc(msgs, func(p PastMessage) bool { return p.ID == id })
+	if i < 0 {
+		return nil, fmt.Errorf("message %d: %w", id, ErrNotInChat)
+	}
+	return slices.Clone(msgs[max(0, i-before):min(len(msgs), i+after+1)]), nil
 }
 
 func (m *fakeMemory) tools(now time.Time, maxChars int) Memory {
@@ -85,6 +114,12 @@ func (m *fakeMemory) tools(now time.Time, maxChars int) Memory {
 			}
 			return hits, nil
 		},
+		Chat: func(ctx context.Context) string {
+			turn, _ := agent.TurnFrom(ctx)
+			return turn.Session
+		},
+		Find:     m.find,
+		Read:     m.read,
 		MaxChars: maxChars,
 		Now:      func() time.Time { return now },
 	}
@@ -122,6 +157,7 @@ func TestSpecs(t *testing.T) {
 		"exec":           execParams{},
 		"save_memory":    saveMemoryParams{},
 		"search_history": searchHistoryParams{},
+		"read_history":   readHistoryParams{},
 		"web_fetch":      webFetchParams{},
 	}
 	var names []string
@@ -161,7 +197,7 @@ func TestSpecs(t *testing.T) {
 			}
 		})
 	}
-	want := []string{"read_file", "write_file", "edit_file", "list_dir", "exec", "save_memory", "search_history", "web_fetch"}
+	want := []string{"read_file", "write_file", "edit_file", "list_dir", "exec", "save_memory", "search_history", "read_history", "web_fetch"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tool names (-want +got):\n%s", diff)
 	}
@@ -172,6 +208,7 @@ func TestStrictArguments(t *testing.T) {
 	field := map[string]string{
 		"read_file": "path", "write_file": "content", "edit_file": "old_text", "list_dir": "path",
 		"exec": "command", "save_memory": "history_entry", "search_history": "query", "web_fetch": "url",
+		"read_history": "", // takes no string
 	}
 	tests := []struct {
 		name string
@@ -191,6 +228,9 @@ func TestStrictArguments(t *testing.T) {
 		name := tool.Spec().Name
 		for _, tt := range tests {
 			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				if field[name] == "" && strings.Contains(tt.args, "%s") {
+					t.Skip("the tool takes no string")
+				}
 				args := strings.ReplaceAll(tt.args, "%s", field[name])
 				got, err := tool.Run(t.Context(), json.RawMessage(args))
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -222,7 +262,7 @@ func FuzzToolArguments(f *testing.F) {
 		``, `{}`, `null`, `[]`, `"x"`, `{"path": "a.txt"}`, `{"path": "a.txt", "content": "hello"}`,
 		`{"path": "a.txt", "old_text": "hello", "new_text": "bye"}`, `{"path": "."}`, `{"path": "../x"}`,
 		`{"command": "echo hi", "working_dir": "."}`, `{"history_entry": "met Bob", "memory_update": "# Memory"}`,
-		`{"query": "Bob", "limit": 3}`, `{"url": "http://example.com/", "max_chars": 200}`,
+		`{"query": "Bob", "limit": 3}`, `{"around": 3, "before": 2, "after": 60}`, `{"url": "http://example.com/", "max_chars": 200}`,
 		`{"path": 1}`, `{"limit": -1e400}`, `{"path": "\u0000"}`, `{"a": {"b": [1, 2, {}]}}`, `{"path": "a"} x`,
 	} {
 		f.Add([]byte(seed))
