@@ -371,6 +371,9 @@ func (r *Daemon) memoryTools(cfg *config.Config) tools.Memory {
 			}
 			return hits, nil
 		},
+		Chat:     r.transcriptChat,
+		Find:     r.findMessages,
+		Read:     r.readMessages,
 		MaxChars: cfg.Memory.MaxChars,
 	}
 }

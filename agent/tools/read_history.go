@@ -33,16 +33,14 @@ type readHistoryParams struct {
 // Spec describes read_history.
 func (ReadHistory) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
-		Name: "read_history",
-		Description: "Read this chat's earlier conversation around a message id (the #id search_history shows): " +
-			"the messages before it, the message and those after it, oldest first, as \"[time] #id role: text\". " +
-			"At most 50 messages a call. To page on, call again around the first id shown with after 0, or around the last with before 0.",
+		Name:        "read_history",
+		Description: "Read this chat's messages around an #id from search_history (max 50).",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "around": {"type": "integer", "minimum": 1, "description": "The id of a message of this chat."},
-    "before": {"type": "integer", "minimum": 0, "maximum": 49, "description": "How many older messages to show; 5 when omitted."},
-    "after": {"type": "integer", "minimum": 0, "maximum": 49, "description": "How many newer messages to show; 5 when omitted."}
+    "around": {"type": "integer", "description": "Message id."},
+    "before": {"type": "integer", "description": "Older, 5 if omitted."},
+    "after": {"type": "integer", "description": "Newer, 5 if omitted."}
   },
   "required": ["around"],
   "additionalProperties": false

@@ -36,16 +36,13 @@ type searchHistoryParams struct {
 // Spec describes search_history.
 func (SearchHistory) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
-		Name: "search_history",
-		Description: "Search the past by words: the HISTORY log (dated entries, newest first) and this chat's earlier " +
-			"messages (best match first, as \"[time] #id role: snippet\"). A message matches when it has any of the words, " +
-			"rarer words and newer messages ranking higher, so ask with the words the message would contain. " +
-			"Use read_history with a message's id to read the conversation around it.",
+		Name:        "search_history",
+		Description: "Search HISTORY (dated, newest first) and this chat's past messages (best first) by words.",
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
     "query": {"type": "string", "description": "Words to look for."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many HISTORY entries, and how many messages, to return; 5 when omitted."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many entries, and messages, to return; 5 when omitted."}
   },
   "required": ["query"],
   "additionalProperties": false

@@ -125,7 +125,7 @@ func TestAgentToolRound(t *testing.T) {
 	for _, tool := range reqs[0].Tools {
 		names[tool.Function.Name] = true
 	}
-	for _, want := range []string{"read_file", "write_file", "edit_file", "list_dir", "exec", "save_memory", "search_history"} {
+	for _, want := range []string{"read_file", "write_file", "edit_file", "list_dir", "exec", "save_memory", "search_history", "read_history"} {
 		if !names[want] {
 			t.Errorf("tool %s not offered; offered %v", want, names)
 		}
