@@ -72,6 +72,7 @@ func TestRun(t *testing.T) {
 	section("jobs", func(t *testing.T) { measureJobs(t, br) })
 	section("cache", func(t *testing.T) { measureCache(t, br) })
 	section("loop", func(t *testing.T) { measureLoop(t, br) })
+	section("recall", func(t *testing.T) { measureRecall(t, br) })
 	stopWatch()
 
 	levels, summary := summarizeLogs(br.logs.String())

@@ -11,7 +11,7 @@ import (
 )
 
 // Groups of the report, in the order the table shows them.
-var groups = []string{"size", "start", "memory", "latency", "commits", "throughput", "requests", "micro", "soak", "agent", "jobs", "cache", "loop", "run"}
+var groups = []string{"size", "start", "memory", "latency", "commits", "throughput", "requests", "micro", "soak", "agent", "jobs", "cache", "loop", "recall", "run"}
 
 // row is one line of the report: the median of a figure's runs, their
 // spread, how many runs it is over, and a note.
