@@ -94,15 +94,12 @@ func (s *Store) SearchTranscript(ctx context.Context, chat, query string, limit 
 	}
 	var hits []TranscriptHit
 	if s.fts5 {
-		hits, err = s.searchTranscriptFTS5(ctx, chat, key, contentPhrases(phrases))
+		hits, err = s.searchTranscriptFTS5(ctx, chat, key, contentPhrases(phrases), limit)
 	} else {
 		hits, err = s.searchTranscriptFTS4(ctx, chat, key, phrases, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search transcript: %w", err)
-	}
-	if s.fts5 {
-		rerank(hits, time.Now())
 	}
 	for i := range hits {
 		hits[i].Snippet = clipAround(hits[i].Snippet, MaxSnippetChars)
@@ -110,20 +107,56 @@ func (s *Store) SearchTranscript(ctx context.Context, chat, query string, limit 
 	return hits[:min(limit, len(hits))], nil
 }
 
-// searchTranscriptFTS5 returns the best rerankPool matches by BM25, with
-// -bm25 as their score. The chat's key weighs nothing in BM25: every
-// message of the chat holds it.
-func (s *Store) searchTranscriptFTS5(ctx context.Context, chat, key string, phrases []string) ([]TranscriptHit, error) {
+// searchTranscriptFTS5 returns the best limit matches: the best
+// rerankPool by BM25, with -bm25 as their score, re-ranked with their age;
+// their snippets are made for those limit only. The chat's key weighs
+// nothing in BM25: every message of the chat holds it.
+func (s *Store) searchTranscriptFTS5(ctx context.Context, chat, key string, phrases []string, limit int) ([]TranscriptHit, error) {
 	expr := `transcript_key : "` + key + `" AND content : (` + strings.Join(phrases, " OR ") + `)`
-	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.role, m.created_at,
-			snippet(transcript_fts, 0, char(2), char(3), '…', 24), -bm25(transcript_fts, 1.0, 0.0)
-		FROM transcript_fts JOIN messages AS m ON m.id = transcript_fts.rowid
-		WHERE transcript_fts MATCH ? AND m.session = ? AND m.state <> 'live'
-		ORDER BY bm25(transcript_fts, 1.0, 0.0) LIMIT ?`, expr, chat, rerankPool)
+	// The pool is taken inside the index, before a message row is read,
+	// and CROSS JOIN keeps the index the outer loop: the planner would
+	// rather walk the chat's messages by session and probe the index for
+	// each, 100,000 probes for a word that matches nothing. The key already confines the matches to
+	// the chat; the session test is a second lock, the state test leaves
+	// out the live window (so the pool may be a few short of rerankPool).
+	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.role, m.created_at, '', f.score
+		FROM (SELECT rowid, -bm25(transcript_fts, 1.0, 0.0) AS score FROM transcript_fts
+			WHERE transcript_fts MATCH ? ORDER BY bm25(transcript_fts, 1.0, 0.0) LIMIT ?) AS f
+		CROSS JOIN messages AS m ON m.id = f.rowid
+		WHERE m.session = ? AND m.state <> 'live'`, expr, rerankPool, chat)
 	if err != nil {
 		return nil, err
 	}
-	return scanHits(rows)
+	hits, err := scanHits(rows)
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	rerank(hits, time.Now())
+	hits = hits[:min(limit, len(hits))]
+	ids := make([]any, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT rowid, snippet(transcript_fts, 0, char(2), char(3), '…', 24)
+		FROM transcript_fts WHERE transcript_fts MATCH ? AND rowid IN (`+placeholders(len(ids))+`)`,
+		append([]any{expr}, ids...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	snippets := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var snippet string
+		if err := rows.Scan(&id, &snippet); err != nil {
+			return nil, err
+		}
+		snippets[id] = snippet
+	}
+	for i := range hits {
+		hits[i].Snippet = snippets[hits[i].ID]
+	}
+	return hits, rows.Err()
 }
 
 // searchTranscriptFTS4 returns the newest messages that hold every phrase.
@@ -131,7 +164,7 @@ func (s *Store) searchTranscriptFTS4(ctx context.Context, chat, key string, phra
 	expr := "transcript_key:" + key + " " + strings.Join(phrases, " ")
 	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.role, m.created_at,
 			snippet(transcript_fts, char(2), char(3), '…', 0, 24), 0.0
-		FROM transcript_fts JOIN messages AS m ON m.id = transcript_fts.docid
+		FROM transcript_fts CROSS JOIN messages AS m ON m.id = transcript_fts.docid
 		WHERE transcript_fts MATCH ? AND m.session = ? AND m.state <> 'live'
 		ORDER BY transcript_fts.docid DESC LIMIT ?`, expr, chat, limit)
 	if err != nil {
