@@ -67,8 +67,10 @@ const (
 // text is a valid query, as for SearchHistory. limit defaults to 5 when <= 0
 // and is at most 50.
 //
-// With FTS5 a message matches when it holds any word of the query (common
-// function words are dropped when the query has other words), and the
+// With FTS5 words are stemmed (English, the porter tokenizer: "owe" finds
+// "owes"), and a message matches when it holds any word of the query (common
+// function words are dropped when the query has other words; see
+// anyWords), and the
 // matches are ranked by relevance and age: the best rerankPool by BM25 are
 // re-ranked by
 //
@@ -94,7 +96,7 @@ func (s *Store) SearchTranscript(ctx context.Context, chat, query string, limit 
 	}
 	var hits []TranscriptHit
 	if s.fts5 {
-		hits, err = s.searchTranscriptFTS5(ctx, chat, key, contentPhrases(phrases), limit)
+		hits, err = s.searchTranscriptFTS5(ctx, chat, key, anyWords(phrases), limit)
 	} else {
 		hits, err = s.searchTranscriptFTS4(ctx, chat, key, phrases, limit)
 	}
@@ -270,7 +272,7 @@ func transcriptKey(chat string) (string, error) {
 	if s.Kind != session.KindChat {
 		return "", fmt.Errorf("%s is not a chat", chat)
 	}
-	return "c" + hex.EncodeToString([]byte(chat)), nil
+	return "c" + hex.EncodeToString([]byte(chat)) + "0", nil
 }
 
 // stopWords are words too common in questions to say what they are about.
@@ -284,16 +286,38 @@ var stopWords = map[string]bool{
 	"why": true, "with": true, "you": true, "your": true,
 }
 
-// contentPhrases drops the phrases of searchPhrases that are one stop word,
-// unless nothing else would be left.
-func contentPhrases(phrases []string) []string {
-	kept := slices.DeleteFunc(slices.Clone(phrases), func(p string) bool {
-		return stopWords[strings.ToLower(strings.Trim(p, `"`))]
-	})
-	if len(kept) == 0 {
-		return phrases
+// anyWords turns the phrases of searchPhrases into the terms of an any-word
+// query: each word on its own ("Pedro's" is "pedro" and "s": the message
+// may say "Pedro"), lowercased, once, without stop words unless nothing
+// else would be left; and a phrase of several words as well, when one of
+// them is no stop word ("pedro s"), so that the very form asked about
+// ranks higher. Each term is quoted, so none is syntax.
+func anyWords(phrases []string) []string {
+	var terms, stops []string
+	add := func(list *[]string, term string) {
+		if q := `"` + term + `"`; !slices.Contains(*list, q) {
+			*list = append(*list, q)
+		}
 	}
-	return kept
+	for _, p := range phrases {
+		words := strings.Fields(strings.ToLower(strings.Trim(p, `"`)))
+		content := false
+		for _, w := range words {
+			if stopWords[w] {
+				add(&stops, w)
+			} else {
+				add(&terms, w)
+				content = true
+			}
+		}
+		if len(words) > 1 && content {
+			add(&terms, strings.Join(words, " "))
+		}
+	}
+	if len(terms) == 0 {
+		return stops
+	}
+	return terms
 }
 
 // The snippets mark the matched words with these; clipAround removes them.

@@ -400,3 +400,41 @@ func FuzzSearchTranscript(f *testing.F) {
 		}
 	})
 }
+
+func TestAnyWords(t *testing.T) {
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"what's the phone number of the locksmith?", []string{`"phone"`, `"number"`, `"locksmith"`}},
+		{"what's Pedro's number now?", []string{`"pedro"`, `"pedro s"`, `"number"`, `"now"`}},
+		{"r.almeida@casaprop.pt", []string{`"r"`, `"almeida"`, `"casaprop"`, `"pt"`, `"r almeida casaprop pt"`}},
+		{"Tea tea TEA", []string{`"tea"`}},
+		{"what is it", []string{`"what"`, `"is"`, `"it"`}},
+		{`NEAR( "x" AND* -y`, []string{`"near"`, `"x"`, `"y"`}}, // "and" is a stop word
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := anyWords(searchPhrases(tt.query)); !slices.Equal(got, tt.want) {
+			t.Errorf("anyWords(%q) = %q, want %q", tt.query, got, tt.want)
+		}
+	}
+}
+
+// The key of a chat is one token the stemmer leaves alone, whatever the
+// chat is called: a chat whose name's hex ends in "e" or "s"-like suffixes
+// still finds its own messages, and only those.
+func TestTranscriptKeyIsNotStemmed(t *testing.T) {
+	s := newStore(t)
+	chats := []string{"cli:n", "cli:ne", "cli:es", "cli:ed", "telegram:-100123"}
+	ids := map[string]int64{}
+	for _, chat := range chats {
+		ids[chat] = past(t, s, chat, said(agent.RoleUser, "the shared word kiwi in "+chat, time.Now().Add(-time.Hour)))[0]
+	}
+	for _, chat := range chats {
+		got, err := s.SearchTranscript(t.Context(), chat, "kiwi", 10)
+		if err != nil || !slices.Equal(hitIDs(got), []int64{ids[chat]}) {
+			t.Errorf("SearchTranscript(%s, kiwi) = %v, %v; want [%d]", chat, hitIDs(got), err, ids[chat])
+		}
+	}
+}

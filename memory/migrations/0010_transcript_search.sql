@@ -6,8 +6,11 @@
 -- stored once, in messages; the index's rowid is messages.id. FTS5 when the
 -- SQLite library has it, FTS4 otherwise, as for history_fts.
 --
--- transcript_key is the chat as one full-text token ('c' and the hex of
--- "channel:chat"), so a search intersects with its chat inside the index.
+-- transcript_key is the chat as one full-text token ('c', the hex of
+-- "channel:chat", '0'), so a search intersects with its chat inside the
+-- index. It ends in a digit because the FTS5 index stems its words (the
+-- porter tokenizer: "charges" finds "charge") and every suffix the stemmer
+-- takes off ends in a letter, so it never touches the key.
 -- It is NULL for every message outside a transcript, which is what the
 -- triggers test: only rows with a key are ever in the index, and a 'delete'
 -- is only issued for them (an external-content FTS5 table is corrupted by
@@ -19,7 +22,7 @@
 ALTER TABLE messages ADD COLUMN transcript_key TEXT GENERATED ALWAYS AS (
 	CASE WHEN role IN ('user', 'assistant') AND trim(content) <> '' AND chat <> ''
 		AND session = channel || ':' || chat
-	THEN 'c' || lower(hex(channel || ':' || chat)) END) VIRTUAL;
+	THEN 'c' || lower(hex(channel || ':' || chat)) || '0' END) VIRTUAL;
 -- Paging through one chat's transcript (read_history) walks this index.
 CREATE INDEX messages_session_id ON messages (session, id);
 -- #if fts5
@@ -29,7 +32,7 @@ CREATE VIRTUAL TABLE transcript_fts USING fts5 (
 	transcript_key,
 	content = 'transcript',
 	content_rowid = 'id',
-	tokenize = 'unicode61 remove_diacritics 2'
+	tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER transcript_fts_insert AFTER INSERT ON messages WHEN new.transcript_key IS NOT NULL BEGIN
 	INSERT INTO transcript_fts (rowid, content, transcript_key) VALUES (new.id, new.content, new.transcript_key);
