@@ -39,7 +39,9 @@ func TestKillAfterSteering(t *testing.T) {
 		openaitest.Reply{Text: "answer after the crash"},
 	)
 	dir := t.TempDir()
-	cfg := gatewayConfig(t, dir, tg, model, nil)
+	// The first reply is held while the second text is sent: no timeout
+	// of a loaded machine may retry it.
+	cfg := gatewayConfig(t, dir, tg, model, map[string]string{"provider.timeout": "10m"})
 
 	d := startDaemon(t, cfg)
 	tg.SendText(owner, owner, "ada", "list my files")
