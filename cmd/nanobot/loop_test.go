@@ -39,8 +39,8 @@ func TestKillAfterSteering(t *testing.T) {
 		openaitest.Reply{Text: "answer after the crash"},
 	)
 	dir := t.TempDir()
-	// The first reply is held while the second text is sent: no timeout
-	// of a loaded machine may retry it.
+	// The first reply is held until the second text is in; on a loaded
+	// machine a short provider timeout would expire and retry it.
 	cfg := gatewayConfig(t, dir, tg, model, map[string]string{"provider.timeout": "10m"})
 
 	d := startDaemon(t, cfg)
