@@ -185,6 +185,16 @@ func (m *Metrics) InboundMessage(channel string) {
 	m.counter("nanobot_inbound_messages_total", "channel", channel).Inc()
 }
 
+// APIRequest counts a request to the OpenAI-compatible API by client (the
+// key's name; "" for a request without a valid key) and outcome ("ok",
+// "unauthorized", "invalid", "failed", "gone": the client left).
+func (m *Metrics) APIRequest(client, outcome string) {
+	if m == nil {
+		return
+	}
+	m.counter("nanobot_api_requests_total", "client", client, "outcome", outcome).Inc()
+}
+
 // Turn counts a finished agent turn; outcome is one of the Turn* constants.
 func (m *Metrics) Turn(outcome string) {
 	if m == nil {

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/nanobot-go/nanobot/internal/loopback"
 )
 
 // probeTimeout bounds the whole probe, so a container health check never
@@ -97,17 +99,11 @@ func probeURL(addr string, ready bool) (string, error) {
 	if port == "" {
 		return "", fmt.Errorf("probe: admin address %q: missing port", addr)
 	}
-	switch host {
-	case "", "0.0.0.0":
-		host = "127.0.0.1"
-	case "::":
-		host = "::1"
-	}
 	path := "/healthz"
 	if ready {
 		path = "/readyz"
 	}
-	hostport := net.JoinHostPort(host, port)
+	hostport := loopback.Dialable(net.JoinHostPort(host, port))
 	raw := "http://" + hostport + path
 	// A host with URL syntax in it ("a/b", "a?b", "u@h") would probe another
 	// path or host than the one configured.

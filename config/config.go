@@ -28,6 +28,7 @@ type Config struct {
 	Tools     Tools     `yaml:"tools"`
 	Channels  Channels  `yaml:"channels"`
 	Gateway   Gateway   `yaml:"gateway"`
+	API       API       `yaml:"api"`
 	Log       Log       `yaml:"log"`
 	Cron      Cron      `yaml:"cron"`
 	Heartbeat Heartbeat `yaml:"heartbeat"`
@@ -381,6 +382,7 @@ func Default() *Config {
 			Progress:    ProgressStatus,
 		}},
 		Gateway:   Gateway{Listen: "127.0.0.1:18790"},
+		API:       API{Keys: []APIKey{}},
 		Log:       Log{Level: "info", Format: "text"},
 		Cron:      Cron{Enabled: true, MaxJobsPerChat: 50, Missed: MissedOnce},
 		Heartbeat: Heartbeat{Interval: 30 * time.Minute, File: "HEARTBEAT.md"},

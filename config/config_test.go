@@ -167,7 +167,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown section lists the valid ones",
 			yaml: "provider:\n  model: x\nfrobnicate: true\n",
-			want: "config.yaml:3: frobnicate: unknown key (valid keys: provider, agent, storage, memory, tools, channels, gateway, log, cron, heartbeat)",
+			want: "config.yaml:3: frobnicate: unknown key (valid keys: provider, agent, storage, memory, tools, channels, gateway, api, log, cron, heartbeat)",
 		},
 		{
 			name: "nested unknown key",
@@ -275,6 +275,36 @@ func TestLoadErrors(t *testing.T) {
 			want: `config.yaml:5: channels.telegram.allow_from[1]: must be a numeric user id, an @username or "*", not "bob smith"`,
 		},
 		{
+			name: "api on the network without a key",
+			yaml: "api:\n  listen: 0.0.0.0:18792\n",
+			want: `config.yaml:2: api.listen: "0.0.0.0:18792" takes connections from other machines: add at least one key to api.keys (or listen on 127.0.0.1)`,
+		},
+		{
+			name: "api key too short",
+			yaml: "api:\n  listen: 127.0.0.1:18792\n  keys:\n    - {key: short, name: phone}\n",
+			want: "config.yaml:4: api.keys[0].key: is 5 characters; use at least 16 random ones (openssl rand -hex 24)",
+		},
+		{
+			name: "api key from an unset variable",
+			yaml: "api:\n  keys:\n    - key: ${NANOBOT_API_KEY}\n      name: phone\n",
+			want: "config.yaml:3: api.keys[0].key: must not be empty (write it as ${VAR} and set the variable)",
+		},
+		{
+			name: "api key name",
+			yaml: "api:\n  keys:\n    - {key: 0123456789abcdef0, name: my phone}\n",
+			want: `config.yaml:3: api.keys[0].name: must be a short name of letters, digits, '.', '_' or '-', not "my phone"`,
+		},
+		{
+			name: "api keys sharing a chat",
+			yaml: "api:\n  keys:\n    - {key: 0123456789abcdef0, name: phone}\n    - {key: 0123456789abcdef1, name: laptop, chat: phone}\n",
+			want: `config.yaml:4: api.keys[1].chat: "phone" is the chat of an earlier key: each key talks in its own chat`,
+		},
+		{
+			name: "api key used twice",
+			yaml: "api:\n  keys:\n    - {key: 0123456789abcdef0, name: phone}\n    - {key: 0123456789abcdef0, name: laptop}\n",
+			want: "config.yaml:4: api.keys[1].key: is the key of an earlier entry: each client needs its own",
+		},
+		{
 			name: "duplicate key",
 			yaml: "log:\n  level: info\n  level: debug\n",
 			want: "config.yaml:3: log.level: duplicate key (first set on line 2)",
@@ -324,7 +354,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "file is a list",
 			yaml: "- provider\n",
-			want: "config.yaml:1: this file must be a mapping of keys (provider, agent, storage, memory, tools, channels, gateway, log, cron, heartbeat), not a list",
+			want: "config.yaml:1: this file must be a mapping of keys (provider, agent, storage, memory, tools, channels, gateway, api, log, cron, heartbeat), not a list",
 		},
 		{
 			name: "several problems in line order",
@@ -790,5 +820,30 @@ func TestExecEnvLoads(t *testing.T) {
 	}
 	if want := []string{"GOPATH", "PAGER=cat", "GOFLAGS=-mod=mod"}; !slices.Equal(c.Tools.Exec.Env, want) {
 		t.Errorf("tools.exec.env = %q, want %q", c.Tools.Exec.Env, want)
+	}
+}
+
+func TestAPIKeysAreSecrets(t *testing.T) {
+	env := map[string]string{"PHONE_KEY": "phone-key-0123456789abcdef\n"}
+	data := []byte("api:\n  listen: \"[::1]:18792\"\n  keys:\n    - {key: \"${PHONE_KEY}\", name: phone}\n    - {key: laptop-key-0123456789abcdef, name: laptop, chat: desk}\n")
+	c, err := Parse("config.yaml", data, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.API.Keys[0]; got.Key != "phone-key-0123456789abcdef" || got.ChatName() != "phone" || c.API.Keys[1].ChatName() != "desk" {
+		t.Errorf("keys %+v", c.API.Keys)
+	}
+	if s := c.Secrets(); !slices.Contains(s, "phone-key-0123456789abcdef") || !slices.Contains(s, "laptop-key-0123456789abcdef") {
+		t.Errorf("secrets %d entries, want both keys among them", len(s))
+	}
+	out, err := c.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "key-0123456789") {
+		t.Errorf("a key in the redacted config:\n%s", out)
+	}
+	if !LoopbackListen("[::1]:18792") || !LoopbackListen("localhost:1") || LoopbackListen("0.0.0.0:1") || LoopbackListen(":1") {
+		t.Error("LoopbackListen")
 	}
 }

@@ -145,6 +145,9 @@ func ExampleConfig_Redacted() {
 	//     progress: status
 	// gateway:
 	//   listen: 127.0.0.1:18790
+	// api:
+	//   listen: ""
+	//   keys: []
 	// log:
 	//   level: info
 	//   format: text

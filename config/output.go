@@ -31,6 +31,9 @@ func (c *Config) Secrets() []string {
 		urls = append(urls, f.BaseURL)
 	}
 	add(string(c.Tools.Web.Search.APIKey))
+	for _, k := range c.API.Keys {
+		add(string(k.Key))
+	}
 	urls = append(urls, c.Tools.Web.Search.URL)
 	for _, name := range slices.Sorted(maps.Keys(c.Tools.MCPServers)) {
 		s := c.Tools.MCPServers[name]
@@ -195,7 +198,7 @@ func Diff(old, new *Config) []string {
 }
 
 // Changed lists the keys that differ between old and new and only take effect after a restart:
-// storage.path, memory.scope, gateway.listen, log.format and the channels.telegram keys enabled, token,
+// storage.path, memory.scope, gateway.listen, api.listen, log.format and the channels.telegram keys enabled, token,
 // api_url, mode and webhook.*, and cron.enabled. They decide which connections, listeners, database and log handler
 // exist; a reload warns about them and applies the rest.
 func Changed(old, new *Config) (restartKeys []string) {
@@ -209,7 +212,7 @@ func Changed(old, new *Config) (restartKeys []string) {
 
 func needsRestart(key string) bool {
 	switch key {
-	case "storage.path", "memory.scope", "gateway.listen", "log.format",
+	case "storage.path", "memory.scope", "gateway.listen", "api.listen", "log.format",
 		"channels.telegram.enabled", "channels.telegram.token", "channels.telegram.api_url", "channels.telegram.mode",
 		"cron.enabled":
 		return true

@@ -92,6 +92,9 @@ func (c *Config) normalize(dir string, env func(string) (string, bool)) []*Error
 	fail := func(key, format string, args ...any) {
 		errs = append(errs, c.errorf(key, format, args...))
 	}
+	for i := range c.API.Keys {
+		c.API.Keys[i].Key = Secret(strings.TrimSpace(string(c.API.Keys[i].Key)))
+	}
 	for _, s := range []*Secret{&c.Provider.APIKey, &c.Channels.Telegram.Token, &c.Channels.Telegram.Webhook.SecretToken, &c.Tools.Web.Search.APIKey} {
 		*s = Secret(strings.TrimSpace(string(*s))) // env files and secret mounts often end in a newline
 	}
@@ -329,6 +332,7 @@ func (c *Config) problems() []*Error {
 	if c.Gateway.Listen != "" {
 		k.listen("gateway.listen", c.Gateway.Listen)
 	}
+	c.checkAPI(k)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 	k.between("cron.max_jobs_per_chat", int64(c.Cron.MaxJobsPerChat), 1, 100000)

@@ -140,6 +140,7 @@ func (c *Config) secretKey(key string, secrets []string) bool {
 	case key == "provider.api_key", key == "channels.telegram.token", key == "channels.telegram.webhook.secret_token",
 		key == "tools.web.search.api_key",
 		strings.HasPrefix(key, "provider.fallbacks[") && strings.HasSuffix(key, "].api_key"),
+		strings.HasPrefix(key, "api.keys[") && strings.HasSuffix(key, "].key"),
 		strings.HasPrefix(key, "tools.mcp_servers.") && (strings.Contains(key, ".headers.") || strings.Contains(key, ".env.")):
 		return true
 	}

@@ -26,6 +26,7 @@ type Gateway struct {
 	ch      *telegram.Channel
 	backups *backup.Schedule // nil when storage.backup is off
 	srv     *admin.Server    // nil when gateway.listen is empty
+	api     *listener        // nil when api.listen is empty
 	opt     GatewayOptions
 }
 
@@ -77,9 +78,17 @@ func NewGateway(ctx context.Context, d *Daemon, opt GatewayOptions) (*Gateway, e
 		d.Close(time.Second)
 		return nil, err
 	}
+	g.api = newAPI(d, cfg)
 	if cfg.Gateway.Listen != "" {
-		g.srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error { return ready(ctx, d, g.ch, opt.UnreadyAfter) }, d.logger)
-		g.srv.SetDetails(func(ctx context.Context) []string { return append(d.readyDetails(), d.mcpDetails(ctx)...) })
+		g.srv = admin.NewServer(cfg.Gateway.Listen, metrics, func(ctx context.Context) error {
+			if err := g.api.problem(); err != nil {
+				return fmt.Errorf("api: %w", err)
+			}
+			return ready(ctx, d, g.ch, opt.UnreadyAfter)
+		}, d.logger)
+		g.srv.SetDetails(func(ctx context.Context) []string {
+			return append(append(d.readyDetails(), g.api.details()...), d.mcpDetails(ctx)...)
+		})
 	}
 	return g, nil
 }
@@ -103,6 +112,14 @@ func (g *Gateway) Run(ctx context.Context, loaded []byte) error {
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
 		}
 	}
+	if err := g.api.start(ctx, cfg); err != nil {
+		stopProactive()
+		if g.srv != nil {
+			g.srv.Shutdown(context.Background())
+		}
+		d.Close(time.Second)
+		return err
+	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	wg := g.watch(watchCtx, loaded)
 
@@ -111,6 +128,7 @@ func (g *Gateway) Run(ctx context.Context, loaded []byte) error {
 	stopWatch()
 	wg.Wait()
 	stopProactive()
+	g.api.wait()
 	d.turns.Shutdown()
 	ch.Flush()
 	if g.srv != nil {
@@ -140,7 +158,7 @@ func (g *Gateway) watch(ctx context.Context, loaded []byte) *sync.WaitGroup {
 	if g.backups != nil {
 		wg.Go(func() { g.backups.Run(ctx) })
 	}
-	wg.Go(func() { watchConfig(ctx, cfg.Path, loaded, g.opt.ReloadEvery, d, g.ch) })
+	wg.Go(func() { watchConfig(ctx, cfg.Path, loaded, g.opt.ReloadEvery, d, g.ch, g.api) })
 	wg.Go(func() {
 		watchWake(ctx, cfg.Storage.Path, g.opt.ReloadEvery, func() {
 			d.bell.Ring("telegram")
@@ -206,7 +224,7 @@ func (t transcriber) Transcribe(ctx context.Context, filename string, audio []by
 // checks the file every interval and on SIGHUP; last is the text the
 // running config was loaded from. A valid edit applies to
 // new turns; an invalid one is logged and the running config stays.
-func watchConfig(ctx context.Context, path string, last []byte, every time.Duration, rt *Daemon, ch *telegram.Channel) {
+func watchConfig(ctx context.Context, path string, last []byte, every time.Duration, rt *Daemon, ch *telegram.Channel, api *listener) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -229,7 +247,7 @@ func watchConfig(ctx context.Context, path string, last []byte, every time.Durat
 			continue
 		}
 		if edited {
-			reload(path, rt, ch)
+			reload(path, rt, ch, api)
 		}
 	}
 }
@@ -273,7 +291,7 @@ func sameFile(a, b os.FileInfo) bool {
 		time.Since(b.ModTime()) > 3*time.Second
 }
 
-func reload(path string, rt *Daemon, ch *telegram.Channel) {
+func reload(path string, rt *Daemon, ch *telegram.Channel, api *listener) {
 	log := rt.logger
 	next, err := config.Load(path)
 	if err != nil {
@@ -293,6 +311,7 @@ func reload(path string, rt *Daemon, ch *telegram.Channel) {
 	ch.SetAllowFrom(next.Channels.Telegram.AllowFrom)
 	ch.SetModel(next.Provider.Model)
 	ch.SetProgress(next.Channels.Telegram.Progress)
+	api.reconfigure(rt, next)
 	log.Info("config reloaded", "path", path, "model", next.Provider.Model, "allow_from", strconv.Itoa(len(next.Channels.Telegram.AllowFrom))+" entries")
 }
 
@@ -301,6 +320,7 @@ func reload(path string, rt *Daemon, ch *telegram.Channel) {
 func keepRestartOnly(old, next *config.Config) {
 	next.Storage = old.Storage
 	next.Gateway = old.Gateway
+	next.API.Listen = old.API.Listen
 	next.Memory.Scope = old.Memory.Scope
 	t, o := &next.Channels.Telegram, old.Channels.Telegram
 	t.Enabled, t.Token, t.APIURL, t.Mode, t.Webhook = o.Enabled, o.Token, o.APIURL, o.Mode, o.Webhook

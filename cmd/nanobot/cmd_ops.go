@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/heartbeat"
 	"github.com/nanobot-go/nanobot/internal/human"
+	"github.com/nanobot-go/nanobot/internal/loopback"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/safety"
 	"github.com/nanobot-go/nanobot/session"
@@ -151,6 +153,7 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 		listen = "off"
 	}
 	fmt.Fprintf(w, "admin endpoint\t%s\n", listen)
+	fmt.Fprintf(w, "api\t%s\n", apiStatus(ctx, cfg))
 	fmt.Fprintf(w, "memory\tscope %s, window %d messages\n", cfg.Memory.Scope, cfg.Memory.Window)
 	fmt.Fprintf(w, "shell\texec %v, approval %s\n", cfg.Tools.Exec.Enabled, cfg.Tools.Exec.Approval)
 	fmt.Fprintf(w, "web search\t%s\n", daemon.SearchStatus(cfg))
@@ -476,4 +479,30 @@ func oneLine(s string, max int) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// apiStatus is the status line of the OpenAI-compatible API: where it
+// listens, who may use it, and whether it answers now.
+func apiStatus(ctx context.Context, cfg *config.Config) string {
+	a := cfg.API
+	if a.Listen == "" {
+		return "off"
+	}
+	var names []string
+	for _, k := range a.Keys {
+		names = append(names, k.Name)
+	}
+	who := fmt.Sprintf("%d keys (%s)", len(names), strings.Join(names, ", "))
+	if len(names) == 0 {
+		who = "no keys: any program on this machine may use it"
+	}
+	reach := "answering"
+	dctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", loopback.Dialable(a.Listen)); err != nil {
+		reach = "not answering (is the gateway running?)"
+	} else {
+		conn.Close()
+	}
+	return fmt.Sprintf("%s, %s, %s", a.Listen, who, reach)
 }

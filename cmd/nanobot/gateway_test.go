@@ -109,11 +109,21 @@ func gatewayConfig(t *testing.T, dir string, tg *telegramtest.Server, model *ope
 
 func startGateway(t *testing.T, extra map[string]string) *gatewayHarness {
 	t.Helper()
+	return startGatewayEdited(t, extra, nil)
+}
+
+// startGatewayEdited is startGateway with edit run on the config file
+// before the start.
+func startGatewayEdited(t *testing.T, extra map[string]string, edit func(path string)) *gatewayHarness {
+	t.Helper()
 	tg := telegramtest.NewServer(t, botToken)
 	model := openaitest.NewServer(t)
 	dir := t.TempDir()
 	h := &gatewayHarness{t: t, tg: tg, model: model, dir: dir, logs: &syncBuffer{}}
 	h.cfg = gatewayConfig(t, dir, tg, model, extra)
+	if edit != nil {
+		edit(h.cfg)
+	}
 	h.start()
 	t.Cleanup(func() { h.stop() })
 	return h

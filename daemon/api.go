@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/nanobot-go/nanobot/channels/api"
+	"github.com/nanobot-go/nanobot/config"
+)
+
+// listener is a channel served beside Telegram on an address of its own.
+type listener struct {
+	api  *api.API
+	key  string // its config key, for a start that fails
+	mu   sync.Mutex
+	err  error // why it stopped serving; nil while it serves
+	done chan struct{}
+}
+
+// newAPI is the OpenAI-compatible API channel when api.listen is set.
+func newAPI(d *Daemon, cfg *config.Config) *listener {
+	if cfg.API.Listen == "" {
+		return nil
+	}
+	m := d.metrics
+	a := api.New(api.Config{Listen: cfg.API.Listen, Keys: apiKeys(cfg)}, d.store, d.turns, d.bell.For(api.Channel), d.logger,
+		api.Hooks{Inbound: func() { m.InboundMessage(api.Channel) }, Request: m.APIRequest})
+	return &listener{api: a, key: "api.listen", done: make(chan struct{})}
+}
+
+func apiKeys(cfg *config.Config) []api.Key {
+	keys := make([]api.Key, 0, len(cfg.API.Keys))
+	for _, k := range cfg.API.Keys {
+		keys = append(keys, api.Key{Secret: string(k.Key), Name: k.Name, Chat: k.ChatName()})
+	}
+	return keys
+}
+
+// start binds the address and serves until ctx ends; a port in use is a
+// config error naming the key.
+func (l *listener) start(ctx context.Context, cfg *config.Config) error {
+	if l == nil {
+		return nil
+	}
+	if err := l.api.Listen(); err != nil {
+		return &config.Error{File: cfg.Path, Key: l.key, Problem: err.Error()}
+	}
+	go func() {
+		defer close(l.done)
+		err := l.api.Run(ctx)
+		if err == nil && ctx.Err() == nil {
+			err = errors.New("stopped serving")
+		}
+		l.mu.Lock()
+		l.err = err
+		l.mu.Unlock()
+	}()
+	return nil
+}
+
+// wait waits until the listener stopped.
+func (l *listener) wait() {
+	if l != nil {
+		<-l.done
+	}
+}
+
+// problem is why the listener no longer serves, for /readyz.
+func (l *listener) problem() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// details is /readyz's line about the listener.
+func (l *listener) details() []string {
+	if l == nil {
+		return nil
+	}
+	return []string{l.api.Status()}
+}
+
+// reconfigure applies the keys of an edited config.
+func (l *listener) reconfigure(d *Daemon, next *config.Config) {
+	if l == nil {
+		return
+	}
+	if err := l.api.SetKeys(apiKeys(next)); err != nil {
+		d.logger.Error("config reload: api.keys kept as they were", "err", err)
+	}
+}
