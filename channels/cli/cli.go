@@ -7,18 +7,33 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/session"
 	"github.com/nanobot-go/nanobot/turns"
 )
 
-// Turns is the turn engine the chat's messages wait in.
+// Turns is the turn engine the chat's messages wait in; it serves /stop
+// and /status too.
 type Turns interface {
 	Await(ctx context.Context, src turns.Source, j turns.Job) (string, error)
+	Stop(chat string) string
+	ChatLoad(chat string) turns.Load
+}
+
+// Sessions serves /new and /status. Reset folds the session into
+// long-term memory and starts it over; an error may carry a sentence for
+// the user (UserMessage). A Status text with a "Model:" line of its own
+// replaces the chat's.
+type Sessions interface {
+	Reset(ctx context.Context, session string) error
+	Status(ctx context.Context, session string) (string, error)
 }
 
 // Chat talks to the assistant through a terminal.
@@ -27,6 +42,11 @@ type Chat struct {
 	Out     io.Writer
 	Session string // "cli:default" when empty
 	Turns   Turns
+	// Sessions serves /new and /status; without it /new is not
+	// available and /status shows the queue alone.
+	Sessions Sessions
+	Model    string    // /status names it when Sessions does not
+	Started  time.Time // /status tells the uptime from it; none when zero
 	// Plain reads messages line by line and prints only the answers, with
 	// no banner and no prompts: for input that is not a terminal. Tool
 	// calls are shown only when it is not set.
@@ -70,16 +90,22 @@ func (s source) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
 }
 
 // Ask answers text and returns the reply and the turn's error: when the
-// model could not be reached, both an honest text and the error.
+// model could not be reached, both an honest text and the error. A
+// command (/new, /stop, /status, /help) is answered by the chat itself.
 func (c *Chat) Ask(ctx context.Context, text string) (string, error) {
-	return c.ask(ctx, text, nil)
+	return c.answer(ctx, text, nil, c.Out)
 }
 
-func (c *Chat) ask(ctx context.Context, text string, steer func() []agent.Steer) (string, error) {
+// answer is Ask with the turn's steering and where its tool calls are
+// shown.
+func (c *Chat) answer(ctx context.Context, text string, steer func() []agent.Steer, out io.Writer) (string, error) {
+	if name, ok := slash(strings.TrimSpace(text)); ok {
+		return c.commandReply(ctx, name)
+	}
 	t := Turn(c.Session)
 	src := source{session: t.Session, steer: steer, dim: c.Dim}
 	if !c.Plain {
-		src.progress = c.Out
+		src.progress = out
 	}
 	return c.Turns.Await(ctx, src, turns.Job{Chat: t.Session, Text: text})
 }
@@ -100,12 +126,15 @@ func honest(reply string, err error) (string, error) {
 // Run is an interactive chat; it ends at end of input (Ctrl-D), on "exit"
 // or when ctx is cancelled. Interactively, what is typed while a turn
 // works is read at once: the turn reads it at its next model call when
-// steering is on, and what it did not read is the next message.
+// steering is on, and what it did not read is the next message; /stop,
+// /status and /help are answered meanwhile, and /new waits for the turn.
 func (c *Chat) Run(ctx context.Context) error {
 	if c.Plain {
 		return c.runPlain(ctx)
 	}
-	fmt.Fprintln(c.Out, "nanobot: type a message, Ctrl-D to quit.")
+	// The running turn prints its tool calls while commands are answered.
+	out := &syncWriter{w: c.Out}
+	fmt.Fprintln(out, "nanobot: type a message, /help for the commands, Ctrl-D to quit.")
 	stop := make(chan struct{})
 	defer close(stop)
 	in := readLines(c.In, stop)
@@ -113,11 +142,11 @@ func (c *Chat) Run(ctx context.Context) error {
 	for {
 		text, quit := typed.next()
 		if text == "" && !quit {
-			fmt.Fprint(c.Out, "> ")
+			fmt.Fprint(out, "> ")
 			select {
 			case l, ok := <-in.lines:
 				if !ok {
-					fmt.Fprintln(c.Out)
+					fmt.Fprintln(out)
 					return in.err
 				}
 				text, quit = command(l)
@@ -131,26 +160,28 @@ func (c *Chat) Run(ctx context.Context) error {
 		if text == "" {
 			continue
 		}
-		reply, err := c.during(ctx, text, in, &typed)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		reply, err := c.during(ctx, text, in, &typed, out)
+		switch {
+		case errors.Is(err, turns.ErrStopped):
+			continue // /stop said what it stopped
+		case err != nil && ctx.Err() != nil:
+			return nil
+		case err != nil:
 			return err
 		}
-		fmt.Fprintf(c.Out, "\n%s\n\n", strings.TrimSpace(reply))
+		fmt.Fprintf(out, "\n%s\n\n", strings.TrimSpace(reply))
 	}
 }
 
-// during runs the turn of text while reading what is typed meanwhile.
-func (c *Chat) during(ctx context.Context, text string, in *lines, typed *typing) (string, error) {
+// during answers text while reading what is typed meanwhile.
+func (c *Chat) during(ctx context.Context, text string, in *lines, typed *typing, out io.Writer) (string, error) {
 	type answer struct {
 		text string
 		err  error
 	}
 	done := make(chan answer, 1)
 	go func() {
-		reply, err := honest(c.ask(ctx, text, typed.take))
+		reply, err := honest(c.answer(ctx, text, typed.take, out))
 		done <- answer{reply, err}
 	}()
 	src := in.lines
@@ -164,7 +195,13 @@ func (c *Chat) during(ctx context.Context, text string, in *lines, typed *typing
 				typed.add("", true)
 				continue
 			}
-			typed.add(command(l))
+			line, quit := command(l)
+			if name, ok := slash(line); ok && name != "new" {
+				reply, _ := c.commandReply(ctx, name)
+				fmt.Fprintf(out, "\n%s\n\n", reply)
+				continue
+			}
+			typed.add(line, quit)
 		}
 	}
 }
@@ -202,4 +239,17 @@ func command(line string) (text string, quit bool) {
 		return "", true
 	}
 	return text, false
+}
+
+// syncWriter lets a turn's tool calls and the answers of commands typed
+// meanwhile share the terminal.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -36,13 +36,19 @@ func readLines(r io.Reader, stop <-chan struct{}) *lines {
 	return in
 }
 
-// typing holds what was typed while a turn worked: the turn takes it at
-// its next model call; what is left is the next message.
+// typing holds what was typed while a turn worked, in order: the turn
+// takes the lines before the first /new among them at its next model
+// call; what is left are the next messages, and a /new among them is a
+// turn of its own, so the lines after it belong to the new conversation.
 type typing struct {
 	mu    sync.Mutex
-	texts []string
-	at    time.Time // when the first of texts was typed
-	quit  bool      // the chat ends once the turn is done
+	lines []typedLine
+	quit  bool // the chat ends once the lines are answered
+}
+
+type typedLine struct {
+	text string
+	at   time.Time
 }
 
 func (t *typing) add(text string, quit bool) {
@@ -50,35 +56,49 @@ func (t *typing) add(text string, quit bool) {
 	defer t.mu.Unlock()
 	t.quit = t.quit || quit
 	if text != "" && !t.quit {
-		if len(t.texts) == 0 {
-			t.at = time.Now()
-		}
-		t.texts = append(t.texts, text)
+		t.lines = append(t.lines, typedLine{text, time.Now()})
 	}
 }
 
 // take hands the running turn what was typed, as one message.
 func (t *typing) take() []agent.Steer {
-	text, at := t.drain()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	text, at := t.textsLocked()
 	if text == "" {
 		return nil
 	}
 	return []agent.Steer{{Message: agent.Message{Role: agent.RoleUser, Content: text, CreatedAt: at}}}
 }
 
-// next is what was typed during the last turn and not read by it, as the
-// next message, and whether the chat ends.
+// next is the next message of what was typed during the last turn and not
+// read by it (a /new alone), and whether the chat ends.
 func (t *typing) next() (text string, quit bool) {
-	text, _ = t.drain()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(t.lines) > 0 && isReset(t.lines[0].text) {
+		text, t.lines = t.lines[0].text, t.lines[1:]
+		return text, false
+	}
+	text, _ = t.textsLocked()
 	return text, t.quit && text == ""
 }
 
-func (t *typing) drain() (string, time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	text, at := strings.Join(t.texts, "\n"), t.at
-	t.texts = nil
-	return text, at
+// textsLocked removes the lines before the first /new and returns them
+// joined, with when the first was typed. mu must be held.
+func (t *typing) textsLocked() (string, time.Time) {
+	n := 0
+	for n < len(t.lines) && !isReset(t.lines[n].text) {
+		n++
+	}
+	if n == 0 {
+		return "", time.Time{}
+	}
+	texts := make([]string, n)
+	for i, l := range t.lines[:n] {
+		texts[i] = l.text
+	}
+	at := t.lines[0].at
+	t.lines = t.lines[n:]
+	return strings.Join(texts, "\n"), at
 }
