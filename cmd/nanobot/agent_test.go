@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -258,6 +259,57 @@ func TestAgentInteractive(t *testing.T) {
 	r := runCLI(t.Context(), "first\nsecond\n", "-c", cfg, "agent", "--session", "work")
 	if r.code != 0 || !strings.Contains(r.stdout, "one") || !strings.Contains(r.stdout, "two") {
 		t.Fatalf("interactive = %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The terminal's commands are answered by the chat: /status and /help
+// never reach the model, and /new folds the session into memory and
+// starts over, so the next request carries none of what was said before.
+func TestAgentCommands(t *testing.T) {
+	stub := openaitest.NewServer(t)
+	stub.Script(
+		openaitest.Reply{Text: "Noted, you like sailing."},
+		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "s", Name: "save_memory",
+			Arguments: `{"history_entry":"Talked about sailing.","memory_update":"- Likes sailing"}`}}},
+		openaitest.Reply{Text: "Fresh start."},
+	)
+	cfg := writeConfig(t, t.TempDir(), stub.URL(), nil)
+	r := runCLI(t.Context(), "I like sailing\n/status\n/help\n/new\nhello again\n", "-c", cfg, "agent")
+	if r.code != 0 {
+		t.Fatalf("agent = %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"Noted, you like sailing.\nModel: ", "\nThis session: idle, 0 waiting\nAll chats: 0 running, 0 waiting\n",
+		"\n/new: start a fresh conversation\n", "\nStarted a new conversation. What's next?\nFresh start.\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("agent printed %q, want it to hold %q", r.stdout, want)
+		}
+	}
+	reqs := stub.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the model got %d requests, want the first message, the consolidation of /new and the next message", len(reqs))
+	}
+	if reqs[1].ToolChoice == nil || !strings.Contains(reqs[1].Messages[1].Content, "I like sailing") {
+		t.Errorf("/new did not consolidate the session first: %+v", reqs[1])
+	}
+	var sent []string
+	for _, m := range reqs[2].Messages[1:] {
+		sent = append(sent, m.Role+": "+said(m))
+	}
+	if want := []string{"user: hello again"}; !slices.Equal(sent, want) {
+		t.Errorf("after /new the model got %q, want %q", sent, want)
+	}
+	if !strings.Contains(reqs[2].Messages[0].Content, "- Likes sailing") {
+		t.Error("the fresh session's prompt lacks the consolidated memory")
+	}
+
+	r = runCLI(t.Context(), "", "-c", cfg, "agent", "-m", "/status")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "Model: ") || !strings.Contains(r.stdout, "\nThis session: idle") {
+		t.Errorf("agent -m /status = %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, m := range stub.Requests()[3:] {
+		t.Errorf("agent -m /status reached the model: %+v", m)
 	}
 }
 

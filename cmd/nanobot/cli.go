@@ -102,7 +102,7 @@ func nearestCommand(cmd string) string {
 var commandHelp = map[string]string{
 	"agent": `agent [-m TEXT] [--session NAME]
 
-Chat with the assistant in the terminal (Ctrl-D quits), or answer one message and exit.
+Chat with the assistant in the terminal (/help lists its commands, Ctrl-D quits), or answer one message and exit.
 
   -m, --message TEXT   answer this message and exit
   --session NAME       the conversation to use (default cli:default)

@@ -60,8 +60,8 @@ func (a *app) agent(ctx context.Context, cfgPath string, args []string) error {
 	rt.WaitForMCP(ctx)
 
 	defer rt.Turns().Shutdown()
-	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: rt.Turns(), Plain: !isTerminal(a.stdin),
-		Dim: isTerminal(a.stdout)}
+	chat := &cli.Chat{In: a.stdin, Out: a.stdout, Session: session, Turns: rt.Turns(), Sessions: rt,
+		Model: rt.Config().Provider.Model, Started: time.Now(), Plain: !isTerminal(a.stdin), Dim: isTerminal(a.stdout)}
 	if !given {
 		return chat.Run(ctx)
 	}
