@@ -97,6 +97,25 @@ func (s *Server) WaitHeld(ctx context.Context, n int) error {
 	}
 }
 
+// WaitReleased waits until a stall holds no request (their clients gave
+// up, which the server learns a moment after they do), or returns ctx's
+// error.
+func (s *Server) WaitReleased(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		held, changed := s.held, s.changed
+		s.mu.Unlock()
+		if held == 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the held requests to be released, have %d: %w", held, ctx.Err())
+		}
+	}
+}
+
 // hold keeps a request that arrived during a stall until its client gives
 // up or the server shuts down; it reports whether it held the request.
 func (s *Server) hold(ctx context.Context) bool {

@@ -633,7 +633,7 @@ func TestStall(t *testing.T) {
 	if _, err := b.GetMe(ctx); err != nil {
 		t.Errorf("after Resume, a new request: %v", err)
 	}
-	if err := s.WaitHeld(ctx, 0); err != nil || s.Held() != 0 {
+	if err := s.WaitReleased(ctx); err != nil || s.Held() != 0 {
 		t.Errorf("Held = %d after the caller gave up (%v)", s.Held(), err)
 	}
 }
