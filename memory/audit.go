@@ -33,10 +33,13 @@ type AuditEntry struct {
 
 // AuditFilter selects audit entries. Zero fields select everything.
 type AuditFilter struct {
-	Since      time.Time
-	DeniedOnly bool   // only calls refused (verdict "deny")
-	Session    string // only this session
-	Limit      int    // at most this many, the newest (<= 0: no limit)
+	Since      time.Time // only calls at or after it
+	Until      time.Time // only calls at or before it
+	DeniedOnly bool      // only calls refused (verdict "deny")
+	Session    string    // only this session
+	Tool       string    // only calls of this tool
+	Verdict    string    // only calls with this verdict ("allow", "ask", "deny")
+	Limit      int       // at most this many, the newest (<= 0: no limit)
 }
 
 // UsageRow is one session's token usage on one day with one model.
@@ -108,12 +111,20 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) 
 		where = append(where, "at >= ?")
 		args = append(args, f.Since.UnixMilli())
 	}
+	if !f.Until.IsZero() {
+		where = append(where, "at <= ?")
+		args = append(args, f.Until.UnixMilli())
+	}
 	if f.DeniedOnly {
 		where = append(where, "verdict = 'deny'")
 	}
-	if f.Session != "" {
-		where = append(where, "session = ?")
-		args = append(args, f.Session)
+	for _, eq := range []struct{ column, value string }{
+		{"session", f.Session}, {"tool", f.Tool}, {"verdict", f.Verdict},
+	} {
+		if eq.value != "" {
+			where = append(where, eq.column+" = ?")
+			args = append(args, eq.value)
+		}
 	}
 	q := `SELECT at, session, tool, args, verdict, category, reason, approver, approval, duration_ns, exit_code, output_bytes
 		FROM audit`

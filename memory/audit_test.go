@@ -61,6 +61,15 @@ func TestAudit(t *testing.T) {
 		{"session", AuditFilter{Session: "telegram:1"}, []int{1, 0}},
 		{"denied in session", AuditFilter{DeniedOnly: true, Session: "telegram:2"}, []int{2}},
 		{"limit", AuditFilter{Limit: 3}, []int{3, 2, 1}},
+		{"until, inclusive", AuditFilter{Until: base.Add(time.Hour)}, []int{1, 0}},
+		{"between", AuditFilter{Since: base.Add(time.Hour), Until: base.Add(2 * time.Hour)}, []int{2, 1}},
+		{"tool", AuditFilter{Tool: "read_file"}, []int{3}},
+		{"tool is exact", AuditFilter{Tool: "read"}, nil},
+		{"verdict", AuditFilter{Verdict: "allow"}, []int{0}},
+		{"verdict deny", AuditFilter{Verdict: "deny"}, []int{2, 1}},
+		{"every filter", AuditFilter{Since: base, Until: base.Add(3 * time.Hour), Session: "telegram:2", Tool: "exec",
+			Verdict: "deny", DeniedOnly: true, Limit: 5}, []int{2}},
+		{"until and limit", AuditFilter{Until: base.Add(2 * time.Hour), Limit: 2}, []int{2, 1}},
 		{"nothing", AuditFilter{Session: "telegram:3"}, nil},
 	}
 	for _, tt := range tests {
