@@ -54,6 +54,101 @@ func (s *Store) SetMemory(ctx context.Context, scope, doc string) error {
 	return nil
 }
 
+// ErrMemoryChanged is returned by EditMemory when the document is no longer
+// the text the edit started from.
+var ErrMemoryChanged = errors.New("memory changed meanwhile")
+
+// MemoryDoc is one scope's MEMORY document.
+type MemoryDoc struct {
+	Scope   string
+	Doc     string
+	Updated time.Time
+}
+
+// MemoryRevision is one text a MEMORY document had, from the time At it
+// was written.
+type MemoryRevision struct {
+	ID  int64
+	At  time.Time
+	Doc string
+}
+
+// EditMemory replaces the scope's MEMORY document with doc if it is still
+// base (an absent document is ""), and otherwise changes nothing and
+// returns an error wrapping ErrMemoryChanged: an edit never overwrites a
+// write it has not seen.
+func (s *Store) EditMemory(ctx context.Context, scope, base, doc string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var current string
+		err := tx.QueryRowContext(ctx, `SELECT doc FROM memory WHERE scope = ?`, scope).Scan(&current)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if current != base {
+			return ErrMemoryChanged
+		}
+		return setMemory(ctx, tx, scope, doc)
+	})
+	if err != nil {
+		return fmt.Errorf("edit memory of %s: %w", scope, err)
+	}
+	return nil
+}
+
+// MemoryScopes returns every scope that has a MEMORY document, the global
+// one first, then the chats' in the order of their names.
+func (s *Store) MemoryScopes(ctx context.Context) ([]MemoryDoc, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT scope, doc, updated_at FROM memory
+		ORDER BY scope <> ?, scope`, GlobalScope)
+	if err != nil {
+		return nil, fmt.Errorf("read memory scopes: %w", err)
+	}
+	defer rows.Close()
+	var out []MemoryDoc
+	for rows.Next() {
+		var d MemoryDoc
+		var at int64
+		if err := rows.Scan(&d.Scope, &d.Doc, &at); err != nil {
+			return nil, fmt.Errorf("read memory scopes: %w", err)
+		}
+		d.Updated = fromMillis(at)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read memory scopes: %w", err)
+	}
+	return out, nil
+}
+
+// MemoryRevisions returns the texts the scope's MEMORY had, newest (the
+// current one) first: at most limit of them (<= 0: all that are kept, the
+// newest 50).
+func (s *Store) MemoryRevisions(ctx context.Context, scope string, limit int) ([]MemoryRevision, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, doc FROM memory_revisions
+		WHERE scope = ? ORDER BY id DESC LIMIT ?`, scope, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read memory revisions: %w", err)
+	}
+	defer rows.Close()
+	var out []MemoryRevision
+	for rows.Next() {
+		var r MemoryRevision
+		var at int64
+		if err := rows.Scan(&r.ID, &at, &r.Doc); err != nil {
+			return nil, fmt.Errorf("read memory revisions: %w", err)
+		}
+		r.At = fromMillis(at)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read memory revisions: %w", err)
+	}
+	return out, nil
+}
+
 // AppendHistory adds an entry dated at (zero: now) to the scope's HISTORY.
 func (s *Store) AppendHistory(ctx context.Context, scope string, at time.Time, entry string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error { return appendHistory(ctx, tx, scope, at, entry) })
