@@ -172,7 +172,7 @@ func (r *Daemon) RunJob(ctx context.Context, id int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return jobs.New(r.store, r.turns, r.clock, jc, r.logger).RunNow(ctx, id)
+	return jobs.New(r.store, r.turns, r.clock, jc, r.logger).RunAndWait(ctx, id)
 }
 
 // Close stops the MCP servers, lets a running consolidation finish within

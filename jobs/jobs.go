@@ -31,6 +31,12 @@ var (
 	ErrStale    = errors.New("slot is no longer due")
 )
 
+// noJobError is ErrNotFound worded for people.
+type noJobError struct{ id int64 }
+
+func (e noJobError) Error() string { return fmt.Sprintf("there is no job %d", e.id) }
+func (e noJobError) Unwrap() error { return ErrNotFound }
+
 // Missed-run policies: what happens to runs missed while the daemon was
 // down.
 const (
@@ -51,6 +57,9 @@ type Job struct {
 	NextRun   time.Time
 	LastRun   time.Time
 	CreatedAt time.Time
+	// Paused is a job that keeps its schedule but does not fire until it
+	// is resumed.
+	Paused bool
 }
 
 // Slot is when a job fires next.
@@ -82,6 +91,9 @@ type Store interface {
 	// ErrNotFound); a slot recorded before gives inserted false.
 	FireJob(ctx context.Context, f Firing) (inboxID int64, inserted bool, err error)
 	SkipJob(ctx context.Context, id int64, slot, next time.Time) error // ErrStale
+	// PauseJob pauses or resumes a job and returns it as it is then;
+	// resuming a paused job sets its next run to next (ErrNotFound).
+	PauseJob(ctx context.Context, id int64, paused bool, next time.Time) (Job, error)
 	JobsVersion(ctx context.Context) (string, error)
 }
 
@@ -226,6 +238,45 @@ func (s *Service) Jobs(ctx context.Context, chat Chat) ([]Job, error) {
 	return s.store.Jobs(ctx, chat.Channel, chat.ChatID)
 }
 
+// All returns every chat's jobs, oldest first.
+func (s *Service) All(ctx context.Context) ([]Job, error) {
+	return s.store.Jobs(ctx, "", "")
+}
+
+// Pause pauses a job (paused true) or resumes it, and returns it. A paused
+// job does not fire; a resumed one fires at its next slot from now on,
+// never for the slots it missed while paused.
+func (s *Service) Pause(ctx context.Context, id int64, paused bool) (Job, error) {
+	j, err := s.store.Job(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return Job{}, noJobError{id}
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("pause job: %w", err)
+	}
+	if j.Paused == paused {
+		return j, nil
+	}
+	var next time.Time
+	if !paused {
+		spec, err := decode(j)
+		if err != nil {
+			return Job{}, fmt.Errorf("resume job %d: unreadable schedule: %w", id, err)
+		}
+		next = spec.Next(s.clock.Now())
+	}
+	if j, err = s.store.PauseJob(ctx, id, paused, next); err != nil {
+		return Job{}, fmt.Errorf("pause job: %w", err)
+	}
+	if j.Paused {
+		s.schedule(id, time.Time{})
+	} else {
+		s.schedule(id, j.NextRun)
+	}
+	s.log.Info("job paused", "job_id", id, "paused", j.Paused, "next_run", j.NextRun)
+	return j, nil
+}
+
 // Describe is one line about a job: id, schedule, zone, next run in that
 // zone and its message.
 func Describe(j Job) string {
@@ -234,7 +285,10 @@ func Describe(j Job) string {
 		return fmt.Sprintf("%d: unreadable schedule (%v): %q", j.ID, err, oneLine(j.Message, 80))
 	}
 	next := "none (done)"
-	if !j.NextRun.IsZero() {
+	switch {
+	case j.Paused:
+		next = "none (paused)"
+	case !j.NextRun.IsZero():
 		next = j.NextRun.In(spec.Zone).Format(schedule.ShowFormat)
 	}
 	return fmt.Sprintf("%d: %s, zone %s, next run %s: %q", j.ID, spec.Describe(), spec.ShownZone(), next, oneLine(j.Message, 80))

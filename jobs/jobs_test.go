@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -329,5 +330,127 @@ func BenchmarkFire(b *testing.B) {
 			UpdateID: jobs.UpdateID(id, j.NextRun), ChatID: j.ChatID, Payload: []byte("{}")}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestPauseAndResume: a paused job does not fire, across a restart too; a
+// resumed one fires at its next slot, not for those it missed.
+func TestPauseAndResume(t *testing.T) {
+	for _, policy := range []string{jobs.MissedOnce, jobs.MissedSkip} {
+		t.Run(policy, func(t *testing.T) {
+			ctx := t.Context()
+			start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+			r := newRig(t, start, jobs.Config{Missed: policy})
+			r.start()
+			r.model.SetDefault(openaitest.Reply{Text: "hourly"})
+			j := r.add(alice, "hourly check", schedule.Input{EverySeconds: 3600})
+			r.clock.Advance(time.Hour)
+			r.delivered(1)
+
+			p, err := r.svc.Pause(ctx, j.ID, true)
+			if err != nil || !p.Paused {
+				t.Fatalf("Pause = %+v, %v", p, err)
+			}
+			if list, _ := r.svc.List(ctx, alice); !strings.Contains(list, "next run none (paused)") {
+				t.Errorf("list = %q, want the job shown paused", list)
+			}
+			r.clock.Advance(2 * time.Hour)
+			r.stop() // paused across a restart, with slots missed while down
+			r.clock.Advance(time.Hour)
+			r.build()
+			r.start()
+			r.clock.Advance(30 * time.Minute) // 12:30
+			if n := r.model.RequestCount(); n != 1 {
+				t.Fatalf("%d runs while paused, want only the one before", n)
+			}
+
+			p, err = r.svc.Pause(ctx, j.ID, false)
+			if want := start.Add(5 * time.Hour); err != nil || p.Paused || !p.NextRun.Equal(want) {
+				t.Fatalf("resume = %+v, %v; want next run %s", p, err, want)
+			}
+			r.clock.Advance(29 * time.Minute)
+			if n := r.model.RequestCount(); n != 1 {
+				t.Fatalf("%d runs right after resuming, want none for the missed slots", n-1)
+			}
+			r.clock.Advance(time.Minute)
+			r.delivered(1)
+			r.clock.Advance(time.Hour)
+			r.delivered(1)
+			if _, err := r.svc.Pause(ctx, 999, true); !errors.Is(err, jobs.ErrNotFound) {
+				t.Errorf("Pause of an unknown job = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestRunNow: a job run by hand is recorded and answered once, in its
+// chat, and keeps its schedule; a paused job runs too.
+func TestRunNow(t *testing.T) {
+	ctx := t.Context()
+	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	r := newRig(t, start, jobs.Config{})
+	r.start()
+	r.model.SetDefault(openaitest.Reply{Text: "report ready"})
+	j := r.add(alice, "daily report", schedule.Input{EverySeconds: 24 * 3600})
+
+	if err := r.svc.RunNow(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.delivered(1); got[0] != "111: report ready" {
+		t.Errorf("delivered %q", got)
+	}
+	if req := r.model.Requests()[0]; !strings.Contains(req.Messages[len(req.Messages)-1].Content, "started by hand") {
+		t.Errorf("the turn's message does not say it was started by hand")
+	}
+	// The same moment again is the same run: it is not answered twice.
+	if err := r.svc.RunNow(ctx, j.ID); !errors.Is(err, jobs.ErrStale) {
+		t.Errorf("RunNow in the same second = %v, want ErrStale", err)
+	}
+	if got, _ := r.db.Job(ctx, j.ID); !got.NextRun.Equal(j.NextRun) {
+		t.Errorf("next run %s after RunNow, want %s unchanged", got.NextRun, j.NextRun)
+	}
+
+	if _, err := r.svc.Pause(ctx, j.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(time.Minute)
+	if err := r.svc.RunNow(ctx, j.ID); err != nil {
+		t.Fatalf("RunNow of a paused job: %v", err)
+	}
+	r.delivered(1)
+	if err := r.svc.RunNow(ctx, 999); !errors.Is(err, jobs.ErrNotFound) {
+		t.Errorf("RunNow of an unknown job = %v, want ErrNotFound", err)
+	}
+	if n := r.model.RequestCount(); n != 2 {
+		t.Errorf("%d model calls, want 2", n)
+	}
+}
+
+func TestAllJobs(t *testing.T) {
+	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	r := newRig(t, start, jobs.Config{})
+	bob := jobs.Chat{Channel: "api", ChatID: "bob"}
+	a := r.add(alice, "alice's", schedule.Input{At: "1h"})
+	b := r.add(bob, "bob's", schedule.Input{At: "2h"})
+	list, err := r.svc.All(t.Context())
+	if err != nil || len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID || list[1].ChatID != "bob" {
+		t.Errorf("All = %+v, %v; want both chats' jobs, oldest first", list, err)
+	}
+}
+
+// TestPausedByAnotherProcess: a job paused in the store behind the
+// service's back does not fire at the slot its timer was set for.
+func TestPausedByAnotherProcess(t *testing.T) {
+	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	r := newRig(t, start, jobs.Config{})
+	r.start()
+	r.model.SetDefault(openaitest.Reply{Text: "hourly"})
+	j := r.add(alice, "hourly check", schedule.Input{EverySeconds: 3600})
+	if _, err := r.db.PauseJob(t.Context(), j.ID, true, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(3 * time.Hour)
+	if n := r.model.RequestCount(); n != 0 {
+		t.Errorf("%d runs of a paused job", n)
 	}
 }

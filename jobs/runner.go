@@ -152,8 +152,8 @@ func (s *Service) due(id int64, _ time.Time) {
 		s.log.Error("read job; trying again", "job_id", id, "err", err, "retry_in", retryIn)
 		s.timers.Set(id, s.clock.Now().Add(retryIn))
 		return
-	case j.NextRun.IsZero():
-		return
+	case j.NextRun.IsZero() || j.Paused:
+		return // done, or paused: resuming sets its timer again
 	}
 	now := s.clock.Now()
 	if j.NextRun.After(now) {
@@ -170,7 +170,7 @@ func (s *Service) due(id int64, _ time.Time) {
 	switch {
 	case errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound):
 		s.log.Info("job changed before it fired", "job_id", id)
-		if j, err := s.store.Job(ctx, id); err == nil && !j.NextRun.IsZero() {
+		if j, err := s.store.Job(ctx, id); err == nil && !j.NextRun.IsZero() && !j.Paused {
 			s.timers.Set(id, j.NextRun)
 		}
 		return
@@ -214,18 +214,28 @@ func (s *Service) fire(ctx context.Context, j Job, slot, next time.Time, manual 
 		State: turns.InboxPending, ReceivedAt: s.clock.Now()}, nil
 }
 
-// RunNow fires a job at once, outside its schedule, runs its turn (in
+// RunNow fires a job once now, outside its schedule, as its slot would:
+// the firing is recorded and handed to the turn engine, which answers it
+// in order with the chat's other turns (a service that is not running
+// leaves it for the next start). Its schedule stays as it is, and a
+// paused job runs too. An unknown id is ErrNotFound.
+func (s *Service) RunNow(ctx context.Context, id int64) error {
+	j, it, err := s.fireNow(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.log.Info("job run by hand", "job_id", id, "chat_id", j.ChatID)
+	if s.turns != nil {
+		s.turns.Add(ctx, it)
+	}
+	return nil
+}
+
+// RunAndWait fires a job at once, outside its schedule, runs its turn (in
 // order with its chat's turns of this process) and returns what it queued
 // for the chat; "" when the run was interrupted. For the command line.
-func (s *Service) RunNow(ctx context.Context, id int64) (string, error) {
-	j, err := s.store.Job(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return "", fmt.Errorf("there is no job %d", id)
-	}
-	if err != nil {
-		return "", err
-	}
-	it, err := s.fire(ctx, j, s.clock.Now(), time.Time{}, true)
+func (s *Service) RunAndWait(ctx context.Context, id int64) (string, error) {
+	j, it, err := s.fireNow(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -240,6 +250,22 @@ func (s *Service) RunNow(ctx context.Context, id int64) (string, error) {
 		return j.Message, nil
 	}
 	return text, nil
+}
+
+// fireNow records a run of job id by hand, slotted now.
+func (s *Service) fireNow(ctx context.Context, id int64) (Job, turns.InboxItem, error) {
+	j, err := s.store.Job(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return Job{}, turns.InboxItem{}, noJobError{id}
+	}
+	if err != nil {
+		return Job{}, turns.InboxItem{}, err
+	}
+	it, err := s.fire(ctx, j, s.clock.Now(), time.Time{}, true)
+	if err != nil {
+		return Job{}, turns.InboxItem{}, err
+	}
+	return j, it, nil
 }
 
 // Notes delivered with a job's own text when its turn could not answer.

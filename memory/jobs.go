@@ -17,12 +17,13 @@ import (
 // errors (jobs.ErrLimit, jobs.ErrNotFound, jobs.ErrStale) as they are.
 var _ jobs.Store = (*Store)(nil)
 
-// jobsVersionKey is bumped by every add and removal, from any process, so
-// a running daemon can tell that its schedule is out of date.
+// jobsVersionKey is bumped by every add, removal, pause and resumption,
+// from any process, so a running daemon can tell that its schedule is out
+// of date.
 const jobsVersionKey = "jobs.version"
 
 const jobColumns = `id, channel, chat_id, created_by, message, kind, spec, zone,
-	coalesce(next_run, 0), coalesce(last_run, 0), created_at`
+	coalesce(next_run, 0), coalesce(last_run, 0), created_at, paused`
 
 // AddJob stores a job unless its chat has max (> 0) jobs already, and
 // returns its id.
@@ -64,7 +65,7 @@ func bumpJobsVersion(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// JobsVersion changes whenever a job is added or removed.
+// JobsVersion changes whenever a job is added, removed, paused or resumed.
 func (s *Store) JobsVersion(ctx context.Context) (string, error) { return s.State(ctx, jobsVersionKey) }
 
 // Job returns a job that has not been removed.
@@ -98,11 +99,11 @@ func (s *Store) Jobs(ctx context.Context, channel, chat string) ([]jobs.Job, err
 	return list, nil
 }
 
-// JobSlots returns the next run of every job that has one: all a
-// scheduler needs to keep in memory.
+// JobSlots returns the next run of every job that has one and is not
+// paused: all a scheduler needs to keep in memory.
 func (s *Store) JobSlots(ctx context.Context) ([]jobs.Slot, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, next_run FROM jobs
-		WHERE removed_at IS NULL AND next_run IS NOT NULL ORDER BY id`)
+		WHERE removed_at IS NULL AND next_run IS NOT NULL AND paused = 0 ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read job slots: %w", err)
 	}
@@ -150,21 +151,22 @@ func (s *Store) RemoveJob(ctx context.Context, channel, chat string, id int64) (
 // FireJob records a firing as a pending inbox item of channel "cron" and,
 // unless it is manual, moves the job's next run on (removing a job that has
 // none left), in one transaction. A
-// scheduled firing needs the job to be due at its slot (jobs.ErrStale
-// otherwise). A slot that was recorded before is not recorded again:
+// scheduled firing needs the job to be due at its slot and not paused
+// (jobs.ErrStale otherwise). A slot that was recorded before is not recorded again:
 // inserted is false and the existing item's id is returned.
 func (s *Store) FireJob(ctx context.Context, f jobs.Firing) (inboxID int64, inserted bool, err error) {
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var next sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT next_run FROM jobs WHERE id = ? AND removed_at IS NULL`,
-			f.JobID).Scan(&next); err != nil {
+		var paused bool
+		if err := tx.QueryRowContext(ctx, `SELECT next_run, paused FROM jobs WHERE id = ? AND removed_at IS NULL`,
+			f.JobID).Scan(&next, &paused); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("job %d: %w", f.JobID, jobs.ErrNotFound)
 			}
 			return err
 		}
 		if !f.Manual {
-			if !next.Valid || next.Int64 != f.Slot.UnixMilli() {
+			if paused || !next.Valid || next.Int64 != f.Slot.UnixMilli() {
 				return fmt.Errorf("job %d at %s: %w", f.JobID, f.Slot.UTC().Format(time.RFC3339), jobs.ErrStale)
 			}
 			// A job without a next run (a one-shot reminder) is done: it
@@ -222,6 +224,52 @@ func (s *Store) SkipJob(ctx context.Context, id int64, slot, next time.Time) err
 	return nil
 }
 
+// PauseJob pauses a job (paused true) or resumes it, and returns it. A
+// paused job keeps its next run but is left out of JobSlots and does not
+// fire on schedule; resuming a paused job sets its next run to next (none
+// when next is zero). Either is counted as a change of the jobs, so other
+// processes reload their schedule. jobs.ErrNotFound for a removed or
+// unknown job.
+func (s *Store) PauseJob(ctx context.Context, id int64, paused bool, next time.Time) (jobs.Job, error) {
+	var j jobs.Job
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		q := `UPDATE jobs SET paused = 1 WHERE id = ? AND removed_at IS NULL AND paused = 0`
+		args := []any{id}
+		if !paused {
+			q = `UPDATE jobs SET paused = 0, next_run = ? WHERE id = ? AND removed_at IS NULL AND paused = 1`
+			args = []any{nullMillis(next), id}
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 {
+			if err := bumpJobsVersion(ctx, tx); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ? AND removed_at IS NULL`, id)
+		if err != nil {
+			return err
+		}
+		list, err := scanJobs(rows)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return fmt.Errorf("job %d: %w", id, jobs.ErrNotFound)
+		}
+		j = list[0]
+		return nil
+	})
+	if err != nil {
+		return jobs.Job{}, fmt.Errorf("pause job: %w", err)
+	}
+	return j, nil
+}
+
 // ChatUsageOn returns what a chat's turns used on the day of on: its own
 // session ("channel:chat"), the sessions of its scheduled jobs ("cron:<id>")
 // and background tasks ("subagent:<id>"), and the sessions in also.
@@ -245,7 +293,7 @@ func scanJobs(rows *sql.Rows) ([]jobs.Job, error) {
 		var j jobs.Job
 		var next, last, created int64
 		if err := rows.Scan(&j.ID, &j.Channel, &j.ChatID, &j.CreatedBy, &j.Message, &j.Kind, &j.Spec, &j.Zone,
-			&next, &last, &created); err != nil {
+			&next, &last, &created, &j.Paused); err != nil {
 			return nil, err
 		}
 		j.NextRun, j.LastRun, j.CreatedAt = optMillis(next), optMillis(last), fromMillis(created)

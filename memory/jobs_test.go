@@ -148,3 +148,65 @@ func TestChatUsageOn(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestPauseJob(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	slot := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	later := slot.Add(5 * time.Hour)
+	id := addJob(t, s, "42", slot)
+	steps := []struct {
+		name    string
+		paused  bool
+		next    time.Time
+		want    time.Time // next run after the step
+		bumped  bool      // the jobs version changes
+		inSlots bool      // and a scheduled firing is allowed
+	}{
+		{name: "pause", paused: true, want: slot, bumped: true},
+		{name: "pause again", paused: true, next: later, want: slot},
+		{name: "resume", next: later, want: later, bumped: true, inSlots: true},
+		{name: "resume again", next: later.Add(time.Hour), want: later, inSlots: true},
+	}
+	for i, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			v0, _ := s.JobsVersion(ctx)
+			j, err := s.PauseJob(ctx, id, st.paused, st.next)
+			if err != nil || j.ID != id || j.Paused != st.paused || !j.NextRun.Equal(st.want) {
+				t.Fatalf("PauseJob(%v) = %+v, %v; want paused %v, next run %s", st.paused, j, err, st.paused, st.want)
+			}
+			if got, _ := s.Job(ctx, id); got != j {
+				t.Errorf("Job = %+v, want %+v", got, j)
+			}
+			if v1, _ := s.JobsVersion(ctx); (v1 != v0) != st.bumped {
+				t.Errorf("jobs version %q -> %q, want a change: %v", v0, v1, st.bumped)
+			}
+			slots, _ := s.JobSlots(ctx)
+			if (len(slots) == 1) != st.inSlots {
+				t.Errorf("JobSlots = %v, want the job: %v", slots, st.inSlots)
+			}
+			if st.inSlots {
+				return
+			}
+			fire := jobs.Firing{JobID: id, Slot: st.want, UpdateID: jobs.UpdateID(id, st.want), ChatID: "42", Next: st.want.Add(time.Hour)}
+			if _, _, err := s.FireJob(ctx, fire); !errors.Is(err, jobs.ErrStale) {
+				t.Errorf("scheduled FireJob of a paused job = %v, want ErrStale", err)
+			}
+			// A run by hand is a run of its own time.
+			fire.Manual, fire.Slot = true, time.Now().Add(time.Duration(i)*time.Second)
+			fire.UpdateID = jobs.UpdateID(id, fire.Slot)
+			if _, inserted, err := s.FireJob(ctx, fire); err != nil || !inserted {
+				t.Errorf("manual FireJob of a paused job = %v, %v; want it recorded", inserted, err)
+			}
+		})
+	}
+	if ok, _ := s.RemoveJob(ctx, "", "", id); !ok {
+		t.Fatal("RemoveJob failed")
+	}
+	if _, err := s.PauseJob(ctx, id, true, time.Time{}); !errors.Is(err, jobs.ErrNotFound) {
+		t.Errorf("PauseJob of a removed job = %v, want ErrNotFound", err)
+	}
+	if _, err := s.PauseJob(ctx, 999, false, later); !errors.Is(err, jobs.ErrNotFound) {
+		t.Errorf("PauseJob of an unknown job = %v, want ErrNotFound", err)
+	}
+}
