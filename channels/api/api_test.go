@@ -640,3 +640,38 @@ func TestNoKeysOnlyOnLoopback(t *testing.T) {
 		t.Error("a refused reload dropped the keys it had")
 	}
 }
+
+// TestRetriesAreNotSecondMessages: an error after the message was kept
+// tells OpenAI's clients not to retry, and a retry with the same
+// Idempotency-Key is refused as a repeat rather than answered again.
+func TestRetriesAreNotSecondMessages(t *testing.T) {
+	h := start(t, twoKeys, func(h *harness) {
+		h.ans.reply = func(context.Context, call) (agent.Result, error) {
+			return agent.Result{Text: "The model service is not answering right now."}, errors.New("503 from upstream")
+		}
+	})
+	post := func() *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, h.url+"/chat/completions",
+			strings.NewReader(`{"model":"nanobot","messages":[{"role":"user","content":"once"}]}`))
+		req.Header.Set("Authorization", "Bearer "+phoneKey)
+		req.Header.Set("Idempotency-Key", "req-1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	first := post()
+	if first.StatusCode != http.StatusBadGateway || first.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("outage = %d, X-Should-Retry %q; want 502 and false", first.StatusCode, first.Header.Get("X-Should-Retry"))
+	}
+	again := post()
+	if again.StatusCode != http.StatusConflict || again.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("the same key again = %d, X-Should-Retry %q; want 409 and false", again.StatusCode, again.Header.Get("X-Should-Retry"))
+	}
+	if n := len(h.ans.Calls()); n != 1 {
+		t.Errorf("%d turns, want 1", n)
+	}
+}

@@ -29,12 +29,18 @@ func (a *API) chat(w http.ResponseWriter, r *http.Request, k hashedKey) {
 		return
 	}
 	p := payload{Client: k.name, Chat: conversation(k, r, req), Text: text}
-	it, perr := a.record(r.Context(), p)
+	it, perr := a.record(r.Context(), p, r.Header.Get("Idempotency-Key"))
 	if perr != nil {
+		if perr.Status == http.StatusConflict {
+			w.Header().Set("X-Should-Retry", "false")
+		}
 		writeError(w, perr)
 		a.outcome(k.name, "failed")
 		return
 	}
+	// The message is kept and its turn runs whatever this response says:
+	// a client that retried an error would send it a second time.
+	w.Header().Set("X-Should-Retry", "false")
 	a.last.Store(a.cfg.Now().UnixMilli())
 	wt := &waiter{}
 	var events chan string

@@ -148,15 +148,25 @@ func conversation(k hashedKey, r *http.Request, req chatRequest) string {
 }
 
 // record writes the request's message to the inbox: from then on it is
-// answered, whatever happens to the client or the process.
-func (a *API) record(ctx context.Context, p payload) (turns.InboxItem, *apiError) {
+// answered, whatever happens to the client or the process. A request
+// with an Idempotency-Key the client sent before is the same message,
+// stored and answered once: it is refused as a repeat.
+func (a *API) record(ctx context.Context, p payload, idem string) (turns.InboxItem, *apiError) {
 	data, _ := json.Marshal(p)
 	var n [8]byte
-	rand.Read(n[:])
+	if idem != "" {
+		sum := sha256.Sum256([]byte(p.Client + "\x00" + idem))
+		copy(n[:], sum[:])
+	} else {
+		rand.Read(n[:])
+	}
 	it := turns.InboxItem{Channel: Channel, UpdateID: int64(binary.BigEndian.Uint64(n[:]) >> 1), ChatID: p.Chat,
 		Payload: data, State: turns.InboxPending, ReceivedAt: a.cfg.Now()}
-	id, _, err := a.store.RecordInbound(ctx, it)
+	id, inserted, err := a.store.RecordInbound(ctx, it)
 	switch {
+	case err == nil && !inserted:
+		return it, newError(http.StatusConflict, "invalid_request_error", "duplicate_request",
+			"A request with this Idempotency-Key was received already; its answer is in this conversation.")
 	case errors.Is(err, turns.ErrStorageFull):
 		return it, newError(http.StatusServiceUnavailable, "server_error", "storage_full",
 			"The assistant's disk is full: nothing new can be saved until space is freed. Try again later.")
