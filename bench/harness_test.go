@@ -93,6 +93,7 @@ func newEnv(t *testing.T, br *benchRun, m model, extra map[string]string) *env {
 		"channels.telegram.reply_to_message": "true", // each reply names the message it answers
 		"agent.max_concurrent":               strconv.Itoa(maxConcurrent),
 		"gateway.listen":                     e.admin,
+		"web.listen":                         "",
 		"log.level":                          "warn",
 	}
 	maps.Copy(values, extra)

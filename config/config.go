@@ -21,17 +21,18 @@ type Config struct {
 	// Path is the absolute path of the file the config was loaded from; empty for Default().
 	Path string `yaml:"-"`
 
-	Provider  Provider  `yaml:"provider"`
-	Agent     Agent     `yaml:"agent"`
-	Storage   Storage   `yaml:"storage"`
-	Memory    Memory    `yaml:"memory"`
-	Tools     Tools     `yaml:"tools"`
-	Channels  Channels  `yaml:"channels"`
-	Gateway   Gateway   `yaml:"gateway"`
-	API       API       `yaml:"api"`
-	Log       Log       `yaml:"log"`
-	Cron      Cron      `yaml:"cron"`
-	Heartbeat Heartbeat `yaml:"heartbeat"`
+	Provider   Provider   `yaml:"provider"`
+	Agent      Agent      `yaml:"agent"`
+	Storage    Storage    `yaml:"storage"`
+	Memory     Memory     `yaml:"memory"`
+	Tools      Tools      `yaml:"tools"`
+	Channels   Channels   `yaml:"channels"`
+	Gateway    Gateway    `yaml:"gateway"`
+	API        API        `yaml:"api"`
+	WebConsole WebConsole `yaml:"web"`
+	Log        Log        `yaml:"log"`
+	Cron       Cron       `yaml:"cron"`
+	Heartbeat  Heartbeat  `yaml:"heartbeat"`
 
 	src *source // where each key was written; nil for Default()
 }
@@ -381,11 +382,12 @@ func Default() *Config {
 			MaxFileSize: 20 << 20,
 			Progress:    ProgressStatus,
 		}},
-		Gateway:   Gateway{Listen: "127.0.0.1:18790"},
-		API:       API{Keys: []APIKey{}},
-		Log:       Log{Level: "info", Format: "text"},
-		Cron:      Cron{Enabled: true, MaxJobsPerChat: 50, Missed: MissedOnce},
-		Heartbeat: Heartbeat{Interval: 30 * time.Minute, File: "HEARTBEAT.md"},
+		Gateway:    Gateway{Listen: "127.0.0.1:18790"},
+		API:        API{Keys: []APIKey{}},
+		WebConsole: WebConsole{Listen: "127.0.0.1:18791"},
+		Log:        Log{Level: "info", Format: "text"},
+		Cron:       Cron{Enabled: true, MaxJobsPerChat: 50, Missed: MissedOnce},
+		Heartbeat:  Heartbeat{Interval: 30 * time.Minute, File: "HEARTBEAT.md"},
 	}
 }
 

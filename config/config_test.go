@@ -167,7 +167,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown section lists the valid ones",
 			yaml: "provider:\n  model: x\nfrobnicate: true\n",
-			want: "config.yaml:3: frobnicate: unknown key (valid keys: provider, agent, storage, memory, tools, channels, gateway, api, log, cron, heartbeat)",
+			want: "config.yaml:3: frobnicate: unknown key (valid keys: provider, agent, storage, memory, tools, channels, gateway, api, web, log, cron, heartbeat)",
 		},
 		{
 			name: "nested unknown key",
@@ -305,6 +305,21 @@ func TestLoadErrors(t *testing.T) {
 			want: "config.yaml:4: api.keys[1].key: is the key of an earlier entry: each client needs its own",
 		},
 		{
+			name: "web console on the network without a proxy",
+			yaml: "web:\n  listen: 0.0.0.0:18791\n",
+			want: `config.yaml:2: web.listen: "0.0.0.0:18791" takes connections from other machines: put a TLS proxy in front and set web.public_url to its https:// address (or listen on 127.0.0.1)`,
+		},
+		{
+			name: "web console behind plain http",
+			yaml: "web:\n  listen: 0.0.0.0:18791\n  public_url: http://bot.example.com\n",
+			want: "config.yaml:3: web.public_url: must be https:// (a TLS proxy in front): over plain http the session cookie crosses the network readable",
+		},
+		{
+			name: "web console address with a path",
+			yaml: "web:\n  public_url: https://example.com/bot\n",
+			want: "config.yaml:2: web.public_url: must be the address of the proxy's root, without a path: the console's pages live at /",
+		},
+		{
 			name: "duplicate key",
 			yaml: "log:\n  level: info\n  level: debug\n",
 			want: "config.yaml:3: log.level: duplicate key (first set on line 2)",
@@ -354,7 +369,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "file is a list",
 			yaml: "- provider\n",
-			want: "config.yaml:1: this file must be a mapping of keys (provider, agent, storage, memory, tools, channels, gateway, api, log, cron, heartbeat), not a list",
+			want: "config.yaml:1: this file must be a mapping of keys (provider, agent, storage, memory, tools, channels, gateway, api, web, log, cron, heartbeat), not a list",
 		},
 		{
 			name: "several problems in line order",

@@ -148,6 +148,9 @@ func ExampleConfig_Redacted() {
 	// api:
 	//   listen: ""
 	//   keys: []
+	// web:
+	//   listen: 127.0.0.1:18791
+	//   public_url: ""
 	// log:
 	//   level: info
 	//   format: text

@@ -212,7 +212,7 @@ func Changed(old, new *Config) (restartKeys []string) {
 
 func needsRestart(key string) bool {
 	switch key {
-	case "storage.path", "memory.scope", "gateway.listen", "api.listen", "log.format",
+	case "storage.path", "memory.scope", "gateway.listen", "api.listen", "web.listen", "web.public_url", "log.format",
 		"channels.telegram.enabled", "channels.telegram.token", "channels.telegram.api_url", "channels.telegram.mode",
 		"cron.enabled":
 		return true

@@ -333,6 +333,7 @@ func (c *Config) problems() []*Error {
 		k.listen("gateway.listen", c.Gateway.Listen)
 	}
 	c.checkAPI(k)
+	c.checkWebConsole(k)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 	k.between("cron.max_jobs_per_chat", int64(c.Cron.MaxJobsPerChat), 1, 100000)

@@ -32,6 +32,7 @@ func writeConfig(t *testing.T, dir, modelURL string, extra map[string]string) st
 		"provider.max_retries": "2",
 		"provider.timeout":     "20s",
 		"gateway.listen":       "",
+		"web.listen":           "",
 		"log.level":            "debug",
 	}
 	for k, v := range extra {

@@ -126,7 +126,7 @@ func BenchmarkGatewayStart(b *testing.B) {
 func startOnce(b *testing.B, tg *telegramtest.Server, model *openaitest.Server, servers int) time.Duration {
 	dir := b.TempDir()
 	out, err := config.SetKeys(nanobot.ExampleConfig, map[string]string{
-		"provider.base_url": model.URL(), "provider.api_key": testKey, "gateway.listen": "", "log.level": "info",
+		"provider.base_url": model.URL(), "provider.api_key": testKey, "gateway.listen": "", "web.listen": "", "log.level": "info",
 		"channels.telegram.token": tg.Token(), "channels.telegram.api_url": tg.URL(), "channels.telegram.allow_from": "[111]",
 	})
 	if err != nil {

@@ -22,7 +22,7 @@ func startGatewayOn(t *testing.T, p providertest.Profile, extra map[string]strin
 	tg := telegramtest.NewServer(t, botToken)
 	dir := t.TempDir()
 	values := telegramValues(tg)
-	maps.Copy(values, map[string]string{"provider.base_url": s.URL(), "provider.model": p.Model, "provider.api_key": testKey, "gateway.listen": ""})
+	maps.Copy(values, map[string]string{"provider.base_url": s.URL(), "provider.model": p.Model, "provider.api_key": testKey, "gateway.listen": "", "web.listen": ""})
 	maps.Copy(values, extra)
 	out, err := config.SetKeys(nanobot.ExampleConfig, values)
 	if err != nil {
