@@ -1,0 +1,279 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nanobot-go/nanobot/channels/web"
+	"github.com/nanobot-go/nanobot/daemon"
+	"github.com/nanobot-go/nanobot/memory"
+)
+
+// console is a console over a real store, served on loopback, with a
+// clock the test moves.
+type console struct {
+	t     *testing.T
+	w     *web.Web
+	srv   *httptest.Server
+	auth  daemon.WebAuth
+	mu    sync.Mutex
+	now   time.Time
+	store *memory.Store
+}
+
+func newConsole(t *testing.T) *console {
+	t.Helper()
+	st, err := memory.Open(t.Context(), filepath.Join(t.TempDir(), "nanobot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c := &console{t: t, auth: daemon.WebAuth{S: st}, store: st, now: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)}
+	c.w, err = web.New(web.Config{Listen: "127.0.0.1:0", Now: c.clock}, web.Deps{Store: st, Auth: c.auth}, nil, web.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.srv = httptest.NewServer(c.w.Handler())
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *console) clock() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *console) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// link is a fresh sign-in link to the test server.
+func (c *console) link() string {
+	c.t.Helper()
+	l, err := web.NewLogin(c.t.Context(), c.auth, c.srv.URL, c.clock())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return l
+}
+
+func tokenOf(t *testing.T, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get("t")
+}
+
+// browser is an HTTP client with cookies that does not follow redirects.
+func (c *console) browser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (c *console) signIn(b *http.Client, token string) *http.Response {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.srv.URL+"/login", strings.NewReader(url.Values{"t": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", c.srv.URL)
+	resp, err := b.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+func (c *console) do(b *http.Client, method, path, body string, header map[string]string) (int, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest(method, c.srv.URL+path, strings.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+func TestSignInOnceWithALink(t *testing.T) {
+	c := newConsole(t)
+	b := c.browser()
+	if code, _ := c.do(b, "GET", "/api/session", "", nil); code != http.StatusUnauthorized {
+		t.Fatalf("GET /api/session without a session = %d, want 401", code)
+	}
+	resp, err := b.Get(c.srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/signed-out" {
+		t.Fatalf("GET / without a session = %d to %q, want 303 to /signed-out", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
+	link := c.link()
+	// Opening the link (a preview, a prefetch) signs nobody in and uses nothing up.
+	if code, body := c.do(b, "GET", strings.TrimPrefix(link, c.srv.URL), "", nil); code != http.StatusOK || !strings.Contains(body, "<form") {
+		t.Fatalf("GET the link = %d %q, want the sign-in form", code, body)
+	}
+	resp = c.signIn(b, tokenOf(t, link))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST /login = %d, want 303", resp.StatusCode)
+	}
+	var cookie *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "nanobot_session" {
+			cookie = ck
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
+		t.Fatalf("session cookie = %+v, want HttpOnly, SameSite=Strict, Path=/", cookie)
+	}
+	if code, body := c.do(b, "GET", "/api/session", "", nil); code != http.StatusOK || !strings.Contains(body, `"csrf"`) {
+		t.Fatalf("GET /api/session signed in = %d %q", code, body)
+	}
+
+	// The same link a second time, from another browser, is refused.
+	if resp := c.signIn(c.browser(), tokenOf(t, link)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a used link = %d, want 401", resp.StatusCode)
+	}
+	// So is a link older than ten minutes.
+	old := c.link()
+	c.advance(web.LoginTTL + time.Second)
+	if resp := c.signIn(c.browser(), tokenOf(t, old)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an expired link = %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestStateChangesNeedThePagesToken(t *testing.T) {
+	c := newConsole(t)
+	b := c.browser()
+	c.signIn(b, tokenOf(t, c.link()))
+	_, body := c.do(b, "GET", "/api/session", "", nil)
+	csrf := between(body, `"csrf":"`, `"`)
+	if csrf == "" {
+		t.Fatalf("no csrf in %s", body)
+	}
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"no token", map[string]string{"Content-Type": "application/json"}, http.StatusForbidden},
+		{"forged token", map[string]string{"X-CSRF-Token": "forged" + csrf[6:]}, http.StatusForbidden},
+		{"token from another site", map[string]string{"X-CSRF-Token": csrf, "Origin": "https://evil.example"}, http.StatusForbidden},
+		{"cross-site fetch", map[string]string{"X-CSRF-Token": csrf, "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"a neighbour subdomain", map[string]string{"X-CSRF-Token": csrf, "Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{"an opaque origin", map[string]string{"X-CSRF-Token": csrf, "Origin": "null"}, http.StatusForbidden},
+		{"the page's token", map[string]string{"X-CSRF-Token": csrf, "Origin": c.srv.URL}, http.StatusNoContent},
+	} {
+		code, body := c.do(b, "POST", "/api/logout", "", tc.header)
+		if code != tc.want {
+			t.Errorf("%s: POST /api/logout = %d %s, want %d", tc.name, code, body, tc.want)
+		}
+	}
+	if code, _ := c.do(b, "GET", "/api/session", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("after the page's sign-out the session = %d, want 401", code)
+	}
+}
+
+func TestRebindingNamesAreRefused(t *testing.T) {
+	c := newConsole(t)
+	req, _ := http.NewRequest(http.MethodGet, c.srv.URL+"/login", nil)
+	req.Host = "evil.example:18791"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("a request for another name = %d, want 421", resp.StatusCode)
+	}
+}
+
+func TestSignInIsRateLimited(t *testing.T) {
+	c := newConsole(t)
+	for i := range 5 {
+		if resp := c.signIn(c.browser(), "guess"+string(rune('a'+i))); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("guess %d = %d, want 401", i, resp.StatusCode)
+		}
+	}
+	good := tokenOf(t, c.link())
+	if resp := c.signIn(c.browser(), good); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a sixth try within the minute = %d, want 429", resp.StatusCode)
+	}
+	c.advance(time.Minute + time.Second)
+	if resp := c.signIn(c.browser(), good); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a valid link a minute later = %d, want 303 (the refused try did not use it up)", resp.StatusCode)
+	}
+}
+
+func TestEveryResponseIsLockedDown(t *testing.T) {
+	c := newConsole(t)
+	for _, path := range []string{"/", "/login?t=x", "/signed-out", "/api/session", "/static/app.js"} {
+		resp, err := c.browser().Get(c.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("%s: headers %v", path, h)
+		}
+	}
+}
+
+func TestRevokedSessionIsSignedOut(t *testing.T) {
+	c := newConsole(t)
+	b := c.browser()
+	c.signIn(b, tokenOf(t, c.link()))
+	all, err := c.store.WebSessions(t.Context(), c.clock())
+	if err != nil || len(all) != 1 {
+		t.Fatalf("sessions = %v, %v", all, err)
+	}
+	if ok, err := c.store.RevokeWebSession(context.Background(), all[0].ID); !ok || err != nil {
+		t.Fatalf("revoke = %v, %v", ok, err)
+	}
+	if code, _ := c.do(b, "GET", "/api/session", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("a revoked session = %d, want 401", code)
+	}
+}
+
+func TestPublicAddressNeedsProxy(t *testing.T) {
+	_, err := web.New(web.Config{Listen: "0.0.0.0:18791"}, web.Deps{}, nil, web.Hooks{})
+	if err != web.ErrOpenToNetwork {
+		t.Errorf("a public address without public_url: %v, want ErrOpenToNetwork", err)
+	}
+	base, err := web.BaseURL("0.0.0.0:18791", "https://bot.example.com/")
+	if err != nil || base != "https://bot.example.com" {
+		t.Errorf("BaseURL behind a proxy = %q, %v", base, err)
+	}
+}
+
+func between(s, from, to string) string {
+	_, rest, ok := strings.Cut(s, from)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, to)
+	return v
+}
