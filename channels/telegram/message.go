@@ -32,6 +32,7 @@ var botCommands = []models.BotCommand{
 	{Command: "status", Description: "Model, conversation and queue"},
 	{Command: "jobs", Description: "Scheduled jobs of this chat"},
 	{Command: "subagents", Description: "Background tasks running for this chat"},
+	{Command: "web", Description: "A sign-in link to the web console (owner)"},
 }
 
 const (
@@ -42,6 +43,7 @@ const (
 		"/status: model, conversation and queue\n" +
 		"/jobs: scheduled jobs of this chat\n" +
 		"/subagents: background tasks running for this chat\n" +
+		"/web: a sign-in link to the web console (owner only)\n" +
 		"/help: this list\n\n" +
 		"Any other /command gets this list too; everything else goes to me.\n" +
 		"In groups, mention me or reply to me."
@@ -96,6 +98,8 @@ func (c *Channel) prepare(ctx context.Context, it turns.InboxItem) (j *job, repl
 		return nil, c.tasksReply(ctx, it.ChatID), false
 	case cmd == "status":
 		return nil, c.status(ctx, it.ChatID), false
+	case cmd == "web":
+		return nil, c.webReply(ctx, m), false
 	case cmd == "new":
 		return &job{item: it, msg: m, kind: jobNew, text: "/new", sender: m.From.ID}, "", true
 	}
@@ -210,7 +214,7 @@ func command(text, botName string) (string, bool) {
 		return "", false
 	}
 	switch name = strings.ToLower(name); name {
-	case "start", "help", "new", "stop", "status", "jobs", "subagents":
+	case "start", "help", "new", "stop", "status", "jobs", "subagents", "web":
 		return name, true
 	}
 	return "", true // unknown commands are answered by prepare

@@ -96,6 +96,9 @@ type Config struct {
 	// Background serves /jobs, /subagents and /stop's background part;
 	// nil: not available.
 	Background Background
+	// WebLogin makes a one-time sign-in link to the web console for /web;
+	// nil: the console is off.
+	WebLogin func(ctx context.Context) (string, error)
 }
 
 // Store is the durable inbox, outbox and small key-value state the channel

@@ -189,6 +189,7 @@ func (s *Server) sendMessage(_ context.Context, p map[string]string, _ map[strin
 	s.nextMessage++
 	s.sent = append(s.sent, Sent{
 		ChatID: chat, MessageID: id, Text: p["text"], ParseMode: p["parse_mode"], ReplyTo: replyTo, ReplyMarkup: p["reply_markup"],
+		LinkPreview: p["link_preview_options"],
 	})
 	s.messages[[2]int64{chat, id}] = visible
 	s.notify()

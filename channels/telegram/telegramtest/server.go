@@ -77,6 +77,7 @@ type Sent struct {
 	ParseMode   string
 	ReplyTo     int64  // reply_parameters.message_id (or reply_to_message_id)
 	ReplyMarkup string // the reply_markup JSON as sent
+	LinkPreview string // the link_preview_options JSON as sent
 }
 
 // Edit is an editMessageText call the server accepted.
