@@ -195,6 +195,27 @@ func (m *Metrics) APIRequest(client, outcome string) {
 	m.counter("nanobot_api_requests_total", "client", client, "outcome", outcome).Inc()
 }
 
+// WebSignIn counts a sign-in to the web console by outcome.
+func (m *Metrics) WebSignIn(ok bool) {
+	if m == nil {
+		return
+	}
+	outcome := "refused"
+	if ok {
+		outcome = "ok"
+	}
+	m.counter("nanobot_web_signins_total", "outcome", outcome).Inc()
+}
+
+// WebRequest counts a request to the web console: "page", "api",
+// "events", "unauthorized" or "forbidden".
+func (m *Metrics) WebRequest(kind string) {
+	if m == nil {
+		return
+	}
+	m.counter("nanobot_web_requests_total", "kind", kind).Inc()
+}
+
 // Turn counts a finished agent turn; outcome is one of the Turn* constants.
 func (m *Metrics) Turn(outcome string) {
 	if m == nil {

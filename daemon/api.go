@@ -9,13 +9,21 @@ import (
 	"github.com/nanobot-go/nanobot/config"
 )
 
+// served is a channel with an address of its own: the API, the console.
+type served interface {
+	Listen() error
+	Run(ctx context.Context) error
+	Status() string
+}
+
 // listener is a channel served beside Telegram on an address of its own.
 type listener struct {
-	api  *api.API
-	key  string // its config key, for a start that fails
-	mu   sync.Mutex
-	err  error // why it stopped serving; nil while it serves
-	done chan struct{}
+	srv    served
+	key    string               // its config key, for a start that fails
+	reload func(*config.Config) // applies an edited config; nil: nothing to apply
+	mu     sync.Mutex
+	err    error // why it stopped serving; nil while it serves
+	done   chan struct{}
 }
 
 // newAPI is the OpenAI-compatible API channel when api.listen is set.
@@ -26,7 +34,11 @@ func newAPI(d *Daemon, cfg *config.Config) *listener {
 	m := d.metrics
 	a := api.New(api.Config{Listen: cfg.API.Listen, Keys: apiKeys(cfg)}, d.store, d.turns, d.bell.For(api.Channel), d.logger,
 		api.Hooks{Inbound: func() { m.InboundMessage(api.Channel) }, Request: m.APIRequest})
-	return &listener{api: a, key: "api.listen", done: make(chan struct{})}
+	return &listener{srv: a, key: "api.listen", done: make(chan struct{}), reload: func(next *config.Config) {
+		if err := a.SetKeys(apiKeys(next)); err != nil {
+			d.logger.Error("config reload: api.keys kept as they were", "err", err)
+		}
+	}}
 }
 
 func apiKeys(cfg *config.Config) []api.Key {
@@ -43,12 +55,12 @@ func (l *listener) start(ctx context.Context, cfg *config.Config) error {
 	if l == nil {
 		return nil
 	}
-	if err := l.api.Listen(); err != nil {
+	if err := l.srv.Listen(); err != nil {
 		return &config.Error{File: cfg.Path, Key: l.key, Problem: err.Error()}
 	}
 	go func() {
 		defer close(l.done)
-		err := l.api.Run(ctx)
+		err := l.srv.Run(ctx)
 		if err == nil && ctx.Err() == nil {
 			err = errors.New("stopped serving")
 		}
@@ -81,15 +93,12 @@ func (l *listener) details() []string {
 	if l == nil {
 		return nil
 	}
-	return []string{l.api.Status()}
+	return []string{l.srv.Status()}
 }
 
-// reconfigure applies the keys of an edited config.
-func (l *listener) reconfigure(d *Daemon, next *config.Config) {
-	if l == nil {
-		return
-	}
-	if err := l.api.SetKeys(apiKeys(next)); err != nil {
-		d.logger.Error("config reload: api.keys kept as they were", "err", err)
+// reconfigure applies an edited config.
+func (l *listener) reconfigure(next *config.Config) {
+	if l != nil && l.reload != nil {
+		l.reload(next)
 	}
 }

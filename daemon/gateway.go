@@ -14,6 +14,7 @@ import (
 
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/channels/telegram"
+	"github.com/nanobot-go/nanobot/channels/web"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/internal/idle"
 	"github.com/nanobot-go/nanobot/memory/backup"
@@ -27,6 +28,8 @@ type Gateway struct {
 	backups *backup.Schedule // nil when storage.backup is off
 	srv     *admin.Server    // nil when gateway.listen is empty
 	api     *listener        // nil when api.listen is empty
+	web     *web.Web         // nil when web.listen is empty
+	webL    *listener
 	opt     GatewayOptions
 }
 
@@ -66,6 +69,13 @@ func NewGateway(ctx context.Context, d *Daemon, opt GatewayOptions) (*Gateway, e
 	tc := telegramConfig(cfg, opt.Clock.Now)
 	tc.PollTimeout, tc.Watchdog, tc.Wake, tc.Background = opt.PollTimeout, opt.Watchdog, d.bell.For("telegram"), d.pro
 	tc.ProgressInterval = opt.ProgressInterval
+	if g.web, g.webL, err = newWeb(d, cfg, opt.Version, g.channelLines); err != nil {
+		d.Close(time.Second)
+		return nil, err
+	}
+	if g.web != nil {
+		tc.WebLogin = g.web.LoginLink
+	}
 	if g.ch, err = telegram.New(tc, d.store, d.turns, d, tr, d.logger, telegram.Hooks{
 		Inbound:       func() { metrics.InboundMessage("telegram") },
 		TelegramError: metrics.TelegramError,
@@ -84,13 +94,30 @@ func NewGateway(ctx context.Context, d *Daemon, opt GatewayOptions) (*Gateway, e
 			if err := g.api.problem(); err != nil {
 				return fmt.Errorf("api: %w", err)
 			}
+			if err := g.webL.problem(); err != nil {
+				return fmt.Errorf("web: %w", err)
+			}
 			return ready(ctx, d, g.ch, opt.UnreadyAfter)
 		}, d.logger)
-		g.srv.SetDetails(func(ctx context.Context) []string {
-			return append(append(d.readyDetails(), g.api.details()...), d.mcpDetails(ctx)...)
-		})
+		g.srv.SetDetails(g.details)
 	}
 	return g, nil
+}
+
+// details are /readyz's lines: the sandbox, the channels, MCP servers.
+func (g *Gateway) details(ctx context.Context) []string {
+	return append(g.d.readyDetails(), g.channelLines(ctx)...)
+}
+
+// channelLines say how each channel does, and each MCP server.
+func (g *Gateway) channelLines(ctx context.Context) []string {
+	tg := "telegram: not reached yet"
+	if last := g.ch.LastContact(); !last.IsZero() {
+		tg = fmt.Sprintf("telegram: %s, last contact %s ago", g.d.Config().Channels.Telegram.Mode,
+			time.Since(last).Round(time.Second))
+	}
+	lines := append([]string{tg}, g.api.details()...)
+	return append(append(lines, g.webL.details()...), g.d.mcpDetails(ctx)...)
 }
 
 // Run serves until ctx ends, then stops in reverse order: intake, the
@@ -99,7 +126,7 @@ func NewGateway(ctx context.Context, d *Daemon, opt GatewayOptions) (*Gateway, e
 func (g *Gateway) Run(ctx context.Context, loaded []byte) error {
 	d, ch, log := g.d, g.ch, g.d.logger
 	cfg := d.Config()
-	defer d.approvals.Serve(ch)()
+	defer d.approvals.Serve(approvalRoute{telegram: ch, console: g.web})()
 	stopProactive, err := runProactive(ctx, d.pro)
 	if err != nil {
 		d.Close(time.Second)
@@ -112,7 +139,11 @@ func (g *Gateway) Run(ctx context.Context, loaded []byte) error {
 			return &config.Error{File: cfg.Path, Key: "gateway.listen", Problem: err.Error()}
 		}
 	}
-	if err := g.api.start(ctx, cfg); err != nil {
+	err = g.api.start(ctx, cfg)
+	if err == nil {
+		err = g.webL.start(ctx, cfg)
+	}
+	if err != nil {
 		stopProactive()
 		if g.srv != nil {
 			g.srv.Shutdown(context.Background())
@@ -129,6 +160,7 @@ func (g *Gateway) Run(ctx context.Context, loaded []byte) error {
 	wg.Wait()
 	stopProactive()
 	g.api.wait()
+	g.webL.wait()
 	d.turns.Shutdown()
 	ch.Flush()
 	if g.srv != nil {
@@ -158,7 +190,7 @@ func (g *Gateway) watch(ctx context.Context, loaded []byte) *sync.WaitGroup {
 	if g.backups != nil {
 		wg.Go(func() { g.backups.Run(ctx) })
 	}
-	wg.Go(func() { watchConfig(ctx, cfg.Path, loaded, g.opt.ReloadEvery, d, g.ch, g.api) })
+	wg.Go(func() { watchConfig(ctx, cfg.Path, loaded, g.opt.ReloadEvery, d, g.ch, g.api, g.webL) })
 	wg.Go(func() {
 		watchWake(ctx, cfg.Storage.Path, g.opt.ReloadEvery, func() {
 			d.bell.Ring("telegram")
@@ -224,7 +256,7 @@ func (t transcriber) Transcribe(ctx context.Context, filename string, audio []by
 // checks the file every interval and on SIGHUP; last is the text the
 // running config was loaded from. A valid edit applies to
 // new turns; an invalid one is logged and the running config stays.
-func watchConfig(ctx context.Context, path string, last []byte, every time.Duration, rt *Daemon, ch *telegram.Channel, api *listener) {
+func watchConfig(ctx context.Context, path string, last []byte, every time.Duration, rt *Daemon, ch *telegram.Channel, listeners ...*listener) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -247,7 +279,7 @@ func watchConfig(ctx context.Context, path string, last []byte, every time.Durat
 			continue
 		}
 		if edited {
-			reload(path, rt, ch, api)
+			reload(path, rt, ch, listeners...)
 		}
 	}
 }
@@ -291,7 +323,7 @@ func sameFile(a, b os.FileInfo) bool {
 		time.Since(b.ModTime()) > 3*time.Second
 }
 
-func reload(path string, rt *Daemon, ch *telegram.Channel, api *listener) {
+func reload(path string, rt *Daemon, ch *telegram.Channel, listeners ...*listener) {
 	log := rt.logger
 	next, err := config.Load(path)
 	if err != nil {
@@ -311,7 +343,9 @@ func reload(path string, rt *Daemon, ch *telegram.Channel, api *listener) {
 	ch.SetAllowFrom(next.Channels.Telegram.AllowFrom)
 	ch.SetModel(next.Provider.Model)
 	ch.SetProgress(next.Channels.Telegram.Progress)
-	api.reconfigure(rt, next)
+	for _, l := range listeners {
+		l.reconfigure(next)
+	}
 	log.Info("config reloaded", "path", path, "model", next.Provider.Model, "allow_from", strconv.Itoa(len(next.Channels.Telegram.AllowFrom))+" entries")
 }
 
@@ -321,6 +355,7 @@ func keepRestartOnly(old, next *config.Config) {
 	next.Storage = old.Storage
 	next.Gateway = old.Gateway
 	next.API.Listen = old.API.Listen
+	next.WebConsole = old.WebConsole
 	next.Memory.Scope = old.Memory.Scope
 	t, o := &next.Channels.Telegram, old.Channels.Telegram
 	t.Enabled, t.Token, t.APIURL, t.Mode, t.Webhook = o.Enabled, o.Token, o.APIURL, o.Mode, o.Webhook

@@ -95,6 +95,27 @@ func (c *Chain) Answered() string {
 	return c.answered
 }
 
+// EndpointState is one endpoint of the chain as the dashboard shows it.
+type EndpointState struct {
+	Name      string
+	DownUntil time.Time // zero: available
+}
+
+// Endpoints are the chain's endpoints in configured order.
+func (c *Chain) Endpoints() []EndpointState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]EndpointState, 0, len(c.eps))
+	for _, ep := range c.eps {
+		st := EndpointState{Name: ep.name}
+		if c.now().Before(ep.downUntil) {
+			st.DownUntil = ep.downUntil
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 // order is the endpoints to try: the available ones in configured order,
 // then those cooling down, soonest back first.
 func (c *Chain) order() []*endpoint {

@@ -178,6 +178,11 @@ Print token usage per chat and day.
 
   --since D     how far back, e.g. 24h or 7d (default 7d)
 `,
+	"web": `web login | sessions | revoke ID
+
+The owner's web console (web.listen). login prints a one-time sign-in link, valid for 10 minutes, for the running
+gateway; sessions lists the signed-in browsers; revoke ID signs one out. The link is a secret: open it yourself.
+`,
 	"cron": `cron list [--chat ID] | add --message TEXT (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--chat ID] | remove ID | run ID
 
 Scheduled jobs. list shows id, chat, schedule, zone (the host's by its name) and next run (in that zone); add sets one up for a

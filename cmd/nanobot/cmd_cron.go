@@ -92,6 +92,9 @@ func (a *app) cronList(ctx context.Context, cfgPath string, args []string) error
 				next = j.NextRun.In(spec.Zone).Format(schedule.ShowFormat)
 			}
 		}
+		if j.Paused {
+			next = "paused"
+		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.ChatID, when, zone, next, oneLine(j.Message, 60))
 	}
 	return w.Flush()

@@ -16,6 +16,7 @@ import (
 	"github.com/nanobot-go/nanobot/admin"
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/tools"
+	"github.com/nanobot-go/nanobot/channels/web"
 	"github.com/nanobot-go/nanobot/config"
 	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/heartbeat"
@@ -154,6 +155,7 @@ func (a *app) status(ctx context.Context, cfgPath string, args []string) error {
 	}
 	fmt.Fprintf(w, "admin endpoint\t%s\n", listen)
 	fmt.Fprintf(w, "api\t%s\n", apiStatus(ctx, cfg))
+	fmt.Fprintf(w, "web\t%s\n", webStatus(ctx, cfg))
 	fmt.Fprintf(w, "memory\tscope %s, window %d messages\n", cfg.Memory.Scope, cfg.Memory.Window)
 	fmt.Fprintf(w, "shell\texec %v, approval %s\n", cfg.Tools.Exec.Enabled, cfg.Tools.Exec.Approval)
 	fmt.Fprintf(w, "web search\t%s\n", daemon.SearchStatus(cfg))
@@ -496,13 +498,40 @@ func apiStatus(ctx context.Context, cfg *config.Config) string {
 	if len(names) == 0 {
 		who = "no keys: any program on this machine may use it"
 	}
-	reach := "answering"
+	return fmt.Sprintf("%s, %s, %s", a.Listen, who, answering(ctx, a.Listen))
+}
+
+// answering says whether something takes connections at a listen address.
+func answering(ctx context.Context, listen string) string {
 	dctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	if conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", loopback.Dialable(a.Listen)); err != nil {
-		reach = "not answering (is the gateway running?)"
-	} else {
-		conn.Close()
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", loopback.Dialable(listen))
+	if err != nil {
+		return "not answering (is the gateway running?)"
 	}
-	return fmt.Sprintf("%s, %s, %s", a.Listen, who, reach)
+	conn.Close()
+	return "answering"
+}
+
+// webStatus is the status line of the web console: its address, how many
+// browsers are signed in, and whether it answers now.
+func webStatus(ctx context.Context, cfg *config.Config) string {
+	wc := cfg.WebConsole
+	if wc.Listen == "" {
+		return "off"
+	}
+	base, err := web.BaseURL(wc.Listen, wc.PublicURL)
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	signed := "no database yet"
+	if _, err := os.Stat(cfg.Storage.Path); err == nil {
+		if st, err := memory.OpenReadOnly(ctx, cfg.Storage.Path); err == nil {
+			if all, err := st.WebSessions(ctx, time.Now()); err == nil {
+				signed = fmt.Sprintf("%d signed-in sessions (nanobot web sessions)", len(all))
+			}
+			st.Close()
+		}
+	}
+	return fmt.Sprintf("%s at %s, %s, %s", wc.Listen, base, signed, answering(ctx, wc.Listen))
 }

@@ -129,6 +129,7 @@ Commands:
   restore FILE                       replace the database with a backup, keeping the current one (gateway stopped)
   cron list|add|remove|run           scheduled jobs: list [--chat ID], add --message TEXT (--cron EXPR |
                                      --every DUR | --at TIME) [--tz ZONE] [--chat ID], remove ID, run ID
+  web login|sessions|revoke ID       a one-time sign-in link to the web console; its signed-in sessions
   health [--ready] [--addr HOST:PORT]
                                      probe the admin endpoint of a running gateway
   version                            print the version, commit, Go version and FTS5 support
@@ -187,6 +188,8 @@ func (a *app) dispatch(ctx context.Context, cmd, cfgPath string, rest []string) 
 		return a.usage(ctx, cfgPath, rest)
 	case "cron":
 		return a.cron(ctx, cfgPath, rest)
+	case "web":
+		return a.webCmd(ctx, cfgPath, rest)
 	case "health":
 		return a.health(ctx, cfgPath, rest)
 	case "backup":
