@@ -51,6 +51,7 @@ func measureStarts(t *testing.T, br *benchRun) {
 type idleRun struct {
 	since   time.Time // the last one's first long poll
 	daemons []*daemon
+	served  []*daemon // with the API and the web console listening too
 }
 
 // startIdle starts the idle daemons on t, the whole run's test, so they
@@ -60,6 +61,8 @@ func startIdle(t *testing.T, br *benchRun) *idleRun {
 	r := &idleRun{}
 	for range idleDaemons {
 		r.daemons = append(r.daemons, newEnv(t, br, model{}, nil).startReady(t))
+		listening := map[string]string{"api.listen": freeAddr(t), "web.listen": freeAddr(t)}
+		r.served = append(r.served, newEnv(t, br, model{}, listening).startReady(t))
 	}
 	r.since = time.Now()
 	return r
@@ -68,7 +71,7 @@ func startIdle(t *testing.T, br *benchRun) *idleRun {
 func (r *idleRun) finish(t *testing.T, br *benchRun) {
 	time.Sleep(time.Until(r.since.Add(idleWait)))
 	idle := time.Since(r.since)
-	var rss, anon, hwm []int64
+	var rss, anon, hwm, servedRSS, servedAnon []int64
 	for _, d := range r.daemons {
 		u := d.memory(t)
 		rss, anon, hwm = append(rss, u.rss), append(anon, u.anon), append(hwm, u.hwm)
@@ -76,7 +79,19 @@ func (r *idleRun) finish(t *testing.T, br *benchRun) {
 			t.Errorf("idle gateway exit: %v", err)
 		}
 	}
+	for _, d := range r.served {
+		u := d.memory(t)
+		servedRSS, servedAnon = append(servedRSS, u.rss), append(servedAnon, u.anon)
+		if _, err := d.stop(); err != nil {
+			t.Errorf("idle gateway exit: %v", err)
+		}
+	}
 	n := fmt.Sprintf("%d daemons", len(r.daemons))
+	defer func() {
+		what := "the same, with api.listen and web.listen set (no client connected)"
+		br.rep.add("memory", statRow(fmt.Sprintf("VmRSS after %.0f s idle, API and web console on", idle.Seconds()), servedRSS, fmtKB, n, what))
+		br.rep.add("memory", statRow(fmt.Sprintf("RssAnon after %.0f s idle, API and web console on", idle.Seconds()), servedAnon, fmtKB, n, what))
+	}()
 	br.rep.add("memory", statRow(fmt.Sprintf("VmRSS after %.0f s idle", idle.Seconds()), rss, fmtKB, n, "gateway with Telegram (long polls of 25 s) and the admin endpoint on, left alone while the builds and micro-benchmarks ran; peak VmHWM "+fmtKB(maxOf(hwm))))
 	br.rep.add("memory", statRow(fmt.Sprintf("RssAnon after %.0f s idle", idle.Seconds()), anon, fmtKB, n, "anonymous memory: the Go heap and stacks, C allocations (SQLite); the rest of VmRSS is the mapped binary and libraries (RssFile)"))
 }
