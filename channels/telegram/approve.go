@@ -18,6 +18,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-go/nanobot/agent"
+	"github.com/nanobot-go/nanobot/internal/human"
 	"github.com/nanobot-go/nanobot/session"
 )
 
@@ -128,7 +129,7 @@ func (c *Channel) Approve(ctx context.Context, command, reason string) (bool, st
 	answer := c.approvals.register(id)
 	defer c.approvals.forget(id)
 
-	shown := visible(command)
+	shown := human.Visible(command)
 	params := &bot.SendMessageParams{
 		ChatID:    owner,
 		ParseMode: models.ParseModeHTML,
@@ -221,10 +222,10 @@ func approvalHeader(t agent.Turn, reason string) string {
 		if t.SenderName != "" {
 			from += " (" + truncate(t.SenderName, 64) + ")"
 		}
-		b.WriteString("Chat: " + html.EscapeString(visible(from)) + "\n")
+		b.WriteString("Chat: " + html.EscapeString(human.Visible(from)) + "\n")
 	}
 	if reason != "" {
-		b.WriteString("Why it needs approval: " + html.EscapeString(visible(truncate(reason, 300))) + "\n")
+		b.WriteString("Why it needs approval: " + html.EscapeString(human.Visible(truncate(reason, 300))) + "\n")
 	}
 	return b.String()
 }
@@ -273,4 +274,16 @@ func (c *Channel) answerPress(q *models.CallbackQuery, decide func(ctx context.C
 			c.log.Debug("answer button press", "err", c.scrub(err))
 		}
 	})
+}
+
+// utf16Len is the length of s as Telegram counts it.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xffff {
+			n++
+		}
+	}
+	return n
 }

@@ -104,8 +104,8 @@ func (st *status) report(ev agent.ProgressEvent) {
 	st.mu.Lock()
 	switch ev.Kind {
 	case agent.ProgressTool:
-		st.calls = append(st.calls, toolCall{round: ev.Round, call: ev.Call, tool: visible(ev.Tool),
-			arg: visible(human.Args(ev.Args, argLimit))})
+		st.calls = append(st.calls, toolCall{round: ev.Round, call: ev.Call, tool: human.Visible(ev.Tool),
+			arg: human.Visible(human.Args(ev.Args, argLimit))})
 	case agent.ProgressToolDone:
 		for i := len(st.calls) - 1; i >= 0; i-- {
 			if c := &st.calls[i]; c.round == ev.Round && c.call == ev.Call {

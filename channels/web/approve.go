@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/nanobot-go/nanobot/internal/human"
 )
 
 // approval is a command waiting for the owner's answer in the console.
@@ -48,7 +50,9 @@ func (w *Web) Approve(ctx context.Context, command, reason string) (bool, string
 	if w.hub.count() == 0 {
 		return false, "", ErrNoPage
 	}
-	a := &approval{ID: rand.Text()[:10], Command: command, Reason: reason,
+	// Every character of the command shows: what the owner approves must
+	// read exactly as what runs (no bidi overrides, zero-width or padding).
+	a := &approval{ID: rand.Text()[:10], Command: human.Visible(command), Reason: human.Visible(reason),
 		Expires: w.cfg.Now().Add(w.cfg.ApprovalTimeout).UTC(), answer: make(chan decision, 1)}
 	p := w.approvals
 	p.mu.Lock()

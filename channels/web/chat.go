@@ -78,9 +78,9 @@ func (w *Web) Progress(context.Context, []*turns.Job) (func(agent.ProgressEvent)
 	return func(ev agent.ProgressEvent) {
 		switch ev.Kind {
 		case agent.ProgressTool:
-			w.hub.publish("progress", progressEvent{Kind: "tool", Tool: ev.Tool, Args: human.Cut(ev.Args, argLimit)})
+			w.hub.publish("progress", progressEvent{Kind: "tool", Tool: human.Visible(ev.Tool), Args: human.Visible(human.Cut(ev.Args, argLimit))})
 		case agent.ProgressToolDone:
-			w.hub.publish("progress", progressEvent{Kind: "tool_done", Tool: ev.Tool, Failed: ev.Failed,
+			w.hub.publish("progress", progressEvent{Kind: "tool_done", Tool: human.Visible(ev.Tool), Failed: ev.Failed,
 				DurationMS: ev.Duration.Milliseconds()})
 		}
 	}, func() {}

@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -276,4 +278,67 @@ func between(s, from, to string) string {
 	}
 	v, _, _ := strings.Cut(rest, to)
 	return v
+}
+
+// TestApprovalShowsEveryCharacter: the command a page is asked to
+// approve reads as what runs, bidi overrides and padding shown; one
+// answer counts, and the decider is named.
+func TestApprovalShowsEveryCharacter(t *testing.T) {
+	c := newConsole(t)
+	b := c.browser()
+	c.signIn(b, tokenOf(t, c.link()))
+	_, body := c.do(b, "GET", "/api/session", "", nil)
+	csrf := between(body, `"csrf":"`, `"`)
+	// A page listens, so the console is asked.
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, c.srv.URL+"/api/events", nil)
+	events, err := b.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Body.Close()
+	lines := bufio.NewScanner(events.Body)
+	lines.Scan() // the stream's first line: the page is subscribed
+	type result struct {
+		ok  bool
+		who string
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ok, who, err := c.w.Approve(t.Context(), "echo safe \u202e#fr- mr"+strings.Repeat(" ", 40)+"; rm -rf ~", "deletes files")
+		res <- result{ok, who, err}
+	}()
+	for lines.Scan() && lines.Text() != "event: approval" {
+	}
+	lines.Scan()
+	var a struct{ ID, Command string }
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(lines.Text(), "data: ")), &a); err != nil {
+		t.Fatalf("the approval event: %v in %q", err, lines.Text())
+	}
+	var pending struct{ Approvals []struct{ ID string } }
+	if _, body := c.do(b, "GET", "/api/approvals", "", nil); json.Unmarshal([]byte(body), &pending) != nil ||
+		len(pending.Approvals) != 1 || pending.Approvals[0].ID != a.ID {
+		t.Errorf("pending approvals: %s", body)
+	}
+	if !strings.Contains(a.Command, `\u202e`) || !strings.Contains(a.Command, "␠×40") || strings.ContainsRune(a.Command, '\u202e') {
+		t.Errorf("the page is shown %q", a.Command)
+	}
+	hdr := map[string]string{"X-CSRF-Token": csrf, "Content-Type": "application/json"}
+	if code, body := c.do(b, "POST", "/api/approvals/"+a.ID, `{"approve":false}`, hdr); code != http.StatusOK {
+		t.Fatalf("deny = %d %s", code, body)
+	}
+	if code, _ := c.do(b, "POST", "/api/approvals/"+a.ID, `{"approve":true}`, hdr); code != http.StatusNotFound {
+		t.Errorf("a second answer = %d, want 404", code)
+	}
+	r := <-res
+	if r.ok || r.err != nil || !strings.HasPrefix(r.who, "web:") {
+		t.Errorf("Approve = %+v, want denied by web:<session>", r)
+	}
+}
+
+func TestApprovalWithNoPageOpenIsNotAsked(t *testing.T) {
+	c := newConsole(t)
+	if _, _, err := c.w.Approve(t.Context(), "ls", "why"); err != web.ErrNoPage {
+		t.Errorf("Approve with no page = %v, want ErrNoPage", err)
+	}
 }

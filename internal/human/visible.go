@@ -1,4 +1,4 @@
-package telegram
+package human
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// visible renders s so that every character of it shows: what the owner is
+// Visible renders s so that every character of it shows: what the owner is
 // asked to approve must read exactly as what runs. Newlines are shown as ⏎
 // (and still break the line), tabs and carriage returns as \t and \r, other
 // control bytes and invalid UTF-8 as \xNN, and characters that show nothing
@@ -17,7 +17,7 @@ import (
 // three newlines or more than eight spaces is shown as ⏎×N or ␠×N, so no
 // padding can push the rest of a command out of sight. The marks
 // themselves, when the text has them, are escaped too.
-func visible(s string) string {
+func Visible(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
@@ -92,16 +92,4 @@ func hidden(r rune) bool {
 	// Format characters (Cf: bidi controls, zero-width, tags), controls,
 	// private use and unassigned code points are not graphic.
 	return !unicode.IsGraphic(r)
-}
-
-// utf16Len is the length of s as Telegram counts it.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r > 0xffff {
-			n++
-		}
-	}
-	return n
 }
