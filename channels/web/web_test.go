@@ -342,3 +342,43 @@ func TestApprovalWithNoPageOpenIsNotAsked(t *testing.T) {
 		t.Errorf("Approve with no page = %v, want ErrNoPage", err)
 	}
 }
+
+// TestConsoleRevokesAnotherBrowser: a page lists the signed-in browsers
+// and ends one; that browser is signed out at once.
+func TestConsoleRevokesAnotherBrowser(t *testing.T) {
+	c := newConsole(t)
+	desk, phone := c.browser(), c.browser()
+	c.signIn(desk, tokenOf(t, c.link()))
+	c.signIn(phone, tokenOf(t, c.link()))
+	_, body := c.do(desk, "GET", "/api/session", "", nil)
+	csrf, self := between(body, `"csrf":"`, `"`), between(body, `"id":"`, `"`)
+	var list struct {
+		Sessions []struct {
+			ID      string
+			Current bool
+		}
+	}
+	_, body = c.do(desk, "GET", "/api/sessions", "", nil)
+	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Sessions) != 2 {
+		t.Fatalf("sessions = %s (%v)", body, err)
+	}
+	var other string
+	for _, s := range list.Sessions {
+		if s.Current != (s.ID == self) {
+			t.Errorf("session %s marked current %v", s.ID, s.Current)
+		}
+		if s.ID != self {
+			other = s.ID
+		}
+	}
+	hdr := map[string]string{"X-CSRF-Token": csrf}
+	if code, body := c.do(desk, "DELETE", "/api/sessions/"+other, "", hdr); code != http.StatusNoContent {
+		t.Fatalf("revoke = %d %s", code, body)
+	}
+	if code, _ := c.do(phone, "GET", "/api/session", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("the revoked browser = %d, want 401", code)
+	}
+	if code, _ := c.do(desk, "GET", "/api/session", "", nil); code != http.StatusOK {
+		t.Errorf("the revoking browser = %d, want still signed in", code)
+	}
+}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
+	"github.com/nanobot-go/nanobot/channels/web"
+	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/memory"
 )
 
@@ -141,11 +143,14 @@ func TestWebConsoleInABrowser(t *testing.T) {
 		t.Fatalf("cron add: %s", r.stderr)
 	}
 	seedUsage(t, h)
+	hold := make(chan struct{})
+	defer close(hold)
 	h.model.Script(
 		withUsage(execCall("p", "git push origin main"), 1200, 40),
 		withUsage(openaitest.Reply{Text: injection}, 1500, 60),
 		openaitest.Reply{ToolCalls: []agent.ToolCall{{ID: "s", Name: "save_memory",
 			Arguments: `{"history_entry":"Pushed the owner's work.","memory_update":"- The owner drinks green tea.\n- Pushes to origin main."}`}}},
+		openaitest.Reply{Text: "never finished", Hold: hold},
 	)
 
 	link := webLink(t, h.cfg)
@@ -230,6 +235,10 @@ func TestWebConsoleInABrowser(t *testing.T) {
 	if n := evalInt(t, tab, `fetch('/api/messages').then(r => r.json()).then(d => d.messages.length)`); n != 0 {
 		t.Errorf("%d messages after /new, want none", n)
 	}
+	// A turn that would not end is stopped from the page.
+	drive(t, tab, "stop", chromedp.SendKeys(chromedp.CSS(`#message-input`), "think it over for a long time"),
+		chromedp.Click(chromedp.CSS(`#send`)), chromedp.WaitVisible(chromedp.CSS(`#working`)),
+		chromedp.Click(chromedp.CSS(`#stop`)), waitText(`#messages .note:last-child`, "Stopped"))
 	drive(t, tab, "markdown self-test", chromedp.Navigate(base+"/static/markdown-test.html"), waitText(`#result`, "PASS"))
 
 	// The used link signs nobody in; a browser without the cookie gets
@@ -239,6 +248,11 @@ func TestWebConsoleInABrowser(t *testing.T) {
 	used := `fetch('/login', {method: 'POST', body: new URLSearchParams({t: document.getElementById('t').value})}).then(r => r.status)`
 	if code := evalInt(t, stranger, used); code != 401 {
 		t.Errorf("a used link = %d, want 401", code)
+	}
+	expired := expiredLink(t, h, base)
+	drive(t, stranger, "expired link", chromedp.Navigate(expired), chromedp.WaitVisible(chromedp.CSS(`button[type=submit]`)))
+	if code := evalInt(t, stranger, used); code != 401 {
+		t.Errorf("an expired link = %d, want 401", code)
 	}
 	drive(t, stranger, "no session", chromedp.Navigate(base+"/"), waitText(`body`, "nanobot web login"))
 	if code := evalInt(t, stranger, `fetch('/api/messages').then(r => r.status)`); code != 401 {
@@ -271,4 +285,20 @@ func seedUsage(t *testing.T, h *gatewayHarness) {
 			}
 		}
 	}
+}
+
+// expiredLink is a sign-in link made eleven minutes ago: a minute past
+// its time.
+func expiredLink(t *testing.T, h *gatewayHarness, base string) string {
+	t.Helper()
+	st, err := memory.Open(t.Context(), filepath.Join(h.dir, "data", "nanobot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	link, err := web.NewLogin(t.Context(), daemon.WebAuth{S: st}, base, time.Now().Add(-web.LoginTTL-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return link
 }
