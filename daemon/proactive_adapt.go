@@ -8,7 +8,9 @@ import (
 
 	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/subagent"
+	"github.com/nanobot-go/nanobot/channels/api"
 	"github.com/nanobot-go/nanobot/channels/telegram"
+	"github.com/nanobot-go/nanobot/channels/web"
 	"github.com/nanobot-go/nanobot/jobs"
 	"github.com/nanobot-go/nanobot/memory"
 	"github.com/nanobot-go/nanobot/schedule"
@@ -55,9 +57,17 @@ type taskReporter struct {
 }
 
 func (r taskReporter) Report(ctx context.Context, t subagent.Task, text string) error {
-	it, err := telegram.SystemMessage(t.ChatID, t.ID, t.SenderID, text, r.now())
-	if err != nil {
-		return err
+	var it turns.InboxItem
+	var err error
+	switch t.Channel {
+	case web.Channel:
+		it = web.SystemMessage(t.ID, text, r.now())
+	case api.Channel:
+		it = api.SystemMessage(t.ChatID, t.SenderID, t.ID, text, r.now())
+	default:
+		if it, err = telegram.SystemMessage(t.ChatID, t.ID, t.SenderID, text, r.now()); err != nil {
+			return err
+		}
 	}
 	id, inserted, err := r.store.RecordInbound(ctx, it)
 	if err != nil {

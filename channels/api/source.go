@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/nanobot-go/nanobot/agent"
@@ -18,6 +19,15 @@ type payload struct {
 	Client string `json:"client"`
 	Chat   string `json:"chat"`
 	Text   string `json:"text"`
+}
+
+// SystemMessage is the inbox item of a background task's report to a
+// conversation (key: the task's id): answered in a turn of it like a
+// request, and kept in its history for the client's next request.
+func SystemMessage(chat, client string, key int64, text string, at time.Time) turns.InboxItem {
+	data, _ := json.Marshal(payload{Client: client, Chat: chat, Text: text})
+	return turns.InboxItem{Channel: Channel, UpdateID: 1<<62 | key, ChatID: chat, Payload: data,
+		State: turns.InboxPending, ReceivedAt: at.UTC()}
 }
 
 // turnOf is the turn of a client's conversation.

@@ -22,6 +22,20 @@ type payload struct {
 	Text string `json:"text"`
 }
 
+// SystemMessage is the inbox item of a background task's report to the
+// console's chat (key: the task's id), answered in a turn of the chat
+// like a message.
+func SystemMessage(key int64, text string, at time.Time) turns.InboxItem {
+	data, _ := json.Marshal(payload{Text: text})
+	return turns.InboxItem{Channel: Channel, UpdateID: systemKeys | key, ChatID: Chat, Payload: data,
+		State: turns.InboxPending, ReceivedAt: at.UTC()}
+}
+
+// systemKeys sets apart the update ids of system messages from the
+// pages' (hashes and random numbers below 1<<63 that do not set it only
+// by chance).
+const systemKeys = 1 << 62
+
 // turn is the turn of the console's chat: the owner's.
 func (w *Web) turn() agent.Turn {
 	sender := w.cfg.Owner

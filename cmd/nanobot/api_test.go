@@ -279,3 +279,51 @@ func TestAPIKillMidTurn(t *testing.T) {
 		t.Errorf("the conversation after the crash: %+v", last)
 	}
 }
+
+// TestAPIBackgroundTaskReportsToTheConversation: a task spawned through
+// the API reports in that conversation, and the client's next request
+// reads the report in its history; nothing goes to Telegram.
+func TestAPIBackgroundTaskReportsToTheConversation(t *testing.T) {
+	addr := freeAddr(t)
+	h := startGatewayEdited(t, apiValues(addr), func(path string) { withAPIKey(t, path) })
+	waitLogged(t, h.logs, "API listening")
+	m := &taskModel{
+		task: func(goopenai.ChatCompletionRequest) openaitest.Reply {
+			return openaitest.Reply{Text: "Lyon has about 520,000 inhabitants."}
+		},
+		chat: func(last string, _ goopenai.ChatCompletionRequest) openaitest.Reply {
+			switch {
+			case last == "research Lyon":
+				return openaitest.Reply{ToolCalls: []agent.ToolCall{spawnCall("s1", "Find the population of Lyon.", "Lyon")}}
+			case strings.HasPrefix(last, "Started background task"):
+				return openaitest.Reply{Text: "Started the research."}
+			case strings.HasPrefix(last, "[Background task"):
+				return openaitest.Reply{Text: "The research is done: about 520,000."}
+			}
+			return openaitest.Reply{Text: "anything else?"}
+		},
+	}
+	h.model.SetFunc(m.reply)
+	ask := func(text string) string {
+		resp, err := apiClient(addr, apiKey).CreateChatCompletion(t.Context(), goopenai.ChatCompletionRequest{
+			Model: "nanobot", Messages: []goopenai.ChatCompletionMessage{{Role: "user", Content: text}}})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, h.logs.String())
+		}
+		return resp.Choices[0].Message.Content
+	}
+	if got := ask("research Lyon"); got != "Started the research." {
+		t.Fatalf("answer %q", got)
+	}
+	waitLoggedTimes(t, h.logs, 2, "turn finished", "session=api:phone")
+	ask("thanks")
+	req, _ := h.model.LastRequest()
+	if !mentions(req.Messages, "The research is done") {
+		t.Errorf("the next request's history lacks the report: %+v", req.Messages)
+	}
+	for _, sent := range h.tg.Sent() {
+		if strings.Contains(sent.Text, "research") {
+			t.Errorf("Telegram got %q", sent.Text)
+		}
+	}
+}

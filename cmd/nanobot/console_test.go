@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/agent/openai/openaitest"
 	"github.com/nanobot-go/nanobot/channels/telegram/telegramtest"
 )
@@ -200,5 +203,51 @@ func TestWebConsoleRefusesTheNetworkWithoutProxy(t *testing.T) {
 	r := runCLI(t.Context(), "", "-c", cfg, "gateway")
 	if r.code == 0 || !strings.Contains(r.stderr, "web.listen") || !strings.Contains(r.stderr, "web.public_url") {
 		t.Errorf("gateway = %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestWebBackgroundTaskReportsToTheConsole: a task spawned from the
+// console reports back in the console's chat, not on Telegram.
+func TestWebBackgroundTaskReportsToTheConsole(t *testing.T) {
+	addr := freeAddr(t)
+	h := startGateway(t, map[string]string{"web.listen": addr})
+	waitLogged(t, h.logs, "web console listening")
+	m := &taskModel{
+		task: func(goopenai.ChatCompletionRequest) openaitest.Reply {
+			return openaitest.Reply{Text: "Lyon has about 520,000 inhabitants."}
+		},
+		chat: func(last string, _ goopenai.ChatCompletionRequest) openaitest.Reply {
+			switch {
+			case last == "research Lyon":
+				return openaitest.Reply{ToolCalls: []agent.ToolCall{spawnCall("s1", "Find the population of Lyon.", "Lyon")}}
+			case strings.HasPrefix(last, "Started background task"):
+				return openaitest.Reply{Text: "Started the research."}
+			case strings.HasPrefix(last, "[Background task"):
+				return openaitest.Reply{Text: "The research is done: about 520,000."}
+			}
+			return openaitest.Reply{Text: "?"}
+		},
+	}
+	h.model.SetFunc(m.reply)
+	s := signInWeb(t, h.cfg, "http://"+addr)
+	if code, body := s.do(http.MethodPost, "/api/messages", `{"text":"research Lyon"}`); code != http.StatusAccepted {
+		t.Fatalf("send = %d %s", code, body)
+	}
+	// The message's turn, then the turn of the task's report.
+	waitLoggedTimes(t, h.logs, 2, "turn finished", "session=web:owner")
+	if got := reports(h.model.Requests()); len(got) != 1 || !strings.Contains(got[0], "520,000") {
+		t.Errorf("reports %q", got)
+	}
+	var texts []string
+	for _, m := range s.messages() {
+		texts = append(texts, m.Text)
+	}
+	if all := strings.Join(texts, "\n"); !strings.Contains(all, "Started the research.") || !strings.Contains(all, "The research is done") {
+		t.Errorf("the console's conversation:\n%s", all)
+	}
+	for _, sent := range h.tg.Sent() {
+		if strings.Contains(sent.Text, "research") {
+			t.Errorf("Telegram got %q", sent.Text)
+		}
 	}
 }
