@@ -287,22 +287,7 @@ func TestAPIBackgroundTaskReportsToTheConversation(t *testing.T) {
 	addr := freeAddr(t)
 	h := startGatewayEdited(t, apiValues(addr), func(path string) { withAPIKey(t, path) })
 	waitLogged(t, h.logs, "API listening")
-	m := &taskModel{
-		task: func(goopenai.ChatCompletionRequest) openaitest.Reply {
-			return openaitest.Reply{Text: "Lyon has about 520,000 inhabitants."}
-		},
-		chat: func(last string, _ goopenai.ChatCompletionRequest) openaitest.Reply {
-			switch {
-			case last == "research Lyon":
-				return openaitest.Reply{ToolCalls: []agent.ToolCall{spawnCall("s1", "Find the population of Lyon.", "Lyon")}}
-			case strings.HasPrefix(last, "Started background task"):
-				return openaitest.Reply{Text: "Started the research."}
-			case strings.HasPrefix(last, "[Background task"):
-				return openaitest.Reply{Text: "The research is done: about 520,000."}
-			}
-			return openaitest.Reply{Text: "anything else?"}
-		},
-	}
+	m := lyonResearch()
 	h.model.SetFunc(m.reply)
 	ask := func(text string) string {
 		resp, err := apiClient(addr, apiKey).CreateChatCompletion(t.Context(), goopenai.ChatCompletionRequest{

@@ -212,22 +212,7 @@ func TestWebBackgroundTaskReportsToTheConsole(t *testing.T) {
 	addr := freeAddr(t)
 	h := startGateway(t, map[string]string{"web.listen": addr})
 	waitLogged(t, h.logs, "web console listening")
-	m := &taskModel{
-		task: func(goopenai.ChatCompletionRequest) openaitest.Reply {
-			return openaitest.Reply{Text: "Lyon has about 520,000 inhabitants."}
-		},
-		chat: func(last string, _ goopenai.ChatCompletionRequest) openaitest.Reply {
-			switch {
-			case last == "research Lyon":
-				return openaitest.Reply{ToolCalls: []agent.ToolCall{spawnCall("s1", "Find the population of Lyon.", "Lyon")}}
-			case strings.HasPrefix(last, "Started background task"):
-				return openaitest.Reply{Text: "Started the research."}
-			case strings.HasPrefix(last, "[Background task"):
-				return openaitest.Reply{Text: "The research is done: about 520,000."}
-			}
-			return openaitest.Reply{Text: "?"}
-		},
-	}
+	m := lyonResearch()
 	h.model.SetFunc(m.reply)
 	s := signInWeb(t, h.cfg, "http://"+addr)
 	if code, body := s.do(http.MethodPost, "/api/messages", `{"text":"research Lyon"}`); code != http.StatusAccepted {
@@ -249,5 +234,26 @@ func TestWebBackgroundTaskReportsToTheConsole(t *testing.T) {
 		if strings.Contains(sent.Text, "research") {
 			t.Errorf("Telegram got %q", sent.Text)
 		}
+	}
+}
+
+// lyonResearch is a model that spawns a background task on "research
+// Lyon", says it started, and reports the task's result when told it.
+func lyonResearch() *taskModel {
+	return &taskModel{
+		task: func(goopenai.ChatCompletionRequest) openaitest.Reply {
+			return openaitest.Reply{Text: "Lyon has about 520,000 inhabitants."}
+		},
+		chat: func(last string, _ goopenai.ChatCompletionRequest) openaitest.Reply {
+			switch {
+			case last == "research Lyon":
+				return openaitest.Reply{ToolCalls: []agent.ToolCall{spawnCall("s1", "Find the population of Lyon.", "Lyon")}}
+			case strings.HasPrefix(last, "Started background task"):
+				return openaitest.Reply{Text: "Started the research."}
+			case strings.HasPrefix(last, "[Background task"):
+				return openaitest.Reply{Text: "The research is done: about 520,000."}
+			}
+			return openaitest.Reply{Text: "anything else?"}
+		},
 	}
 }
