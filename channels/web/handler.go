@@ -102,7 +102,11 @@ func headers(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "same-origin") // links out of the console send nothing
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		if !strings.HasPrefix(r.URL.Path, "/static/") {
+		if strings.HasPrefix(r.URL.Path, "/static/") {
+			// Asked again each time (they are small): a page after an
+			// upgrade never runs the old script against the new API.
+			h.Set("Cache-Control", "no-cache")
+		} else {
 			h.Set("Cache-Control", "no-store")
 		}
 		next.ServeHTTP(rw, r)
