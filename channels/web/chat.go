@@ -115,7 +115,9 @@ const shown = 200
 // assistant texts since its last /new.
 func (w *Web) messages(rw http.ResponseWriter, r *http.Request, _ visitor) {
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
-	msgs, err := w.store.LiveMessages(r.Context(), Session(), shown)
+	// The live messages are few (consolidation folds older ones into
+	// memory), but they are read oldest first: all of them, the latest kept.
+	msgs, err := w.store.LiveMessages(r.Context(), Session(), 0)
 	if err != nil {
 		w.fail(rw, "read the conversation", err)
 		return
@@ -129,6 +131,7 @@ func (w *Web) messages(rw http.ResponseWriter, r *http.Request, _ visitor) {
 			out = append(out, chatMessage{ID: m.ID, Role: string(m.Role), Text: m.Content, At: m.CreatedAt.UTC()})
 		}
 	}
+	out = out[max(0, len(out)-shown):]
 	writeJSON(rw, http.StatusOK, map[string]any{"messages": out, "running": w.engine.ChatLoad(Session()).Busy})
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nanobot-go/nanobot/agent"
 	"github.com/nanobot-go/nanobot/channels/web"
 	"github.com/nanobot-go/nanobot/daemon"
 	"github.com/nanobot-go/nanobot/memory"
+	"github.com/nanobot-go/nanobot/turns"
 )
 
 // console is a console over a real store, served on loopback, with a
@@ -40,7 +43,8 @@ func newConsole(t *testing.T) *console {
 	}
 	t.Cleanup(func() { st.Close() })
 	c := &console{t: t, auth: daemon.WebAuth{S: st}, store: st, now: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)}
-	c.w, err = web.New(web.Config{Listen: "127.0.0.1:0", Now: c.clock}, web.Deps{Store: st, Auth: c.auth}, nil, web.Hooks{})
+	engine := turns.New(st, nil, turns.Config{}, nil, turns.Hooks{})
+	c.w, err = web.New(web.Config{Listen: "127.0.0.1:0", Now: c.clock}, web.Deps{Store: st, Auth: c.auth, Engine: engine}, nil, web.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,5 +384,43 @@ func TestConsoleRevokesAnotherBrowser(t *testing.T) {
 	}
 	if code, _ := c.do(desk, "GET", "/api/session", "", nil); code != http.StatusOK {
 		t.Errorf("the revoking browser = %d, want still signed in", code)
+	}
+}
+
+// TestALongConversationShowsItsEnd: a conversation longer than a page
+// shows is cut at its start, never at its latest answer.
+func TestALongConversationShowsItsEnd(t *testing.T) {
+	c := newConsole(t)
+	b := c.browser()
+	c.signIn(b, tokenOf(t, c.link()))
+	var msgs []agent.Message
+	for i := range 150 {
+		msgs = append(msgs,
+			agent.Message{Role: agent.RoleUser, Content: fmt.Sprintf("question %d", i)},
+			agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c", Name: "list_dir", Arguments: "{}"}}},
+			agent.Message{Role: agent.RoleTool, ToolCallID: "c", Name: "list_dir", Content: "a.txt"},
+			agent.Message{Role: agent.RoleAssistant, Content: fmt.Sprintf("answer %d", i)})
+	}
+	if err := c.store.Append(t.Context(), web.Session(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []struct {
+			ID   int64
+			Role string
+			Text string
+		}
+	}
+	_, body := c.do(b, "GET", "/api/messages", "", nil)
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	n := len(got.Messages)
+	if n != 200 || got.Messages[n-1].Text != "answer 149" || got.Messages[0].Text != "question 50" {
+		t.Fatalf("%d messages, from %+v to %+v", n, got.Messages[0], got.Messages[n-1])
+	}
+	_, body = c.do(b, "GET", fmt.Sprintf("/api/messages?after=%d", got.Messages[n-2].ID), "", nil)
+	if !strings.Contains(body, "answer 149") || strings.Contains(body, "question 149") {
+		t.Errorf("after the last question: %s", body)
 	}
 }
