@@ -16,8 +16,8 @@ type API struct {
 }
 
 // APIKey is one client of the API: a bearer key, the name it is known by
-// in logs and metrics, and the chat it talks in (its own session, memory
-// scope and daily budget).
+// in logs and metrics, and the chat it talks in (its own session and
+// daily budget, and its own MEMORY under memory.scope: chat).
 type APIKey struct {
 	Key  Secret `yaml:"key"`
 	Name string `yaml:"name"`
