@@ -1,6 +1,10 @@
 package turns
 
-import "sync"
+import (
+	"context"
+	"log/slog"
+	"sync"
+)
 
 // Bell tells a channel's sender that its outbox holds new replies: the
 // engine rings it after each turn, and so does everything else that
@@ -39,5 +43,38 @@ func (b *Bell) Ring(channel string) {
 	select {
 	case c <- struct{}{}:
 	default:
+	}
+}
+
+// Outbox is what Drain needs of the durable outbox.
+type Outbox interface {
+	PendingOutbound(ctx context.Context, channel string) ([]OutboxItem, error)
+	MarkSent(ctx context.Context, id, messageID int64) error
+}
+
+// Drain marks a channel's replies delivered as they are queued, for a
+// channel whose reader gets them without a send (the API's waiting
+// request, the console's page reading the session); delivered, when set,
+// is told after each batch marked. It checks the outbox at once and at
+// each ring of bell, until ctx ends.
+func Drain(ctx context.Context, out Outbox, channel string, bell <-chan struct{}, log *slog.Logger, delivered func()) {
+	for {
+		items, err := out.PendingOutbound(ctx, channel)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("read the outbox", "err", err)
+		}
+		for _, it := range items {
+			if err := out.MarkSent(context.WithoutCancel(ctx), it.ID, 0); err != nil {
+				log.Warn("mark a reply delivered", "outbox_id", it.ID, "err", err)
+			}
+		}
+		if len(items) > 0 && delivered != nil {
+			delivered()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-bell:
+		}
 	}
 }

@@ -195,7 +195,10 @@ func (a *API) Run(ctx context.Context) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { a.drain(ctx) })
+	// The client of a turn got its reply from the turn itself, and one that
+	// left (or a message queued for the chat by a tool) finds it in the
+	// chat's session: an API client cannot be written to first.
+	wg.Go(func() { turns.Drain(ctx, a.store, Channel, a.bell, a.log, nil) })
 	served := make(chan error, 1)
 	go func() { served <- a.srv.Serve(a.ln) }()
 	a.log.Info("API listening", "addr", a.Addr(), "keys", len(*a.keys.Load()))
@@ -213,30 +216,6 @@ func (a *API) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
-}
-
-// drain marks the channel's replies delivered as they are queued: the
-// client of a turn got its reply from the turn itself, and one that left
-// (or a message queued for the chat by a tool) finds it in the chat's
-// session. An API client cannot be written to first, so nothing waits
-// in the outbox.
-func (a *API) drain(ctx context.Context) {
-	for {
-		items, err := a.store.PendingOutbound(ctx, Channel)
-		if err != nil && ctx.Err() == nil {
-			a.log.Warn("read the outbox", "err", err)
-		}
-		for _, it := range items {
-			if err := a.store.MarkSent(context.WithoutCancel(ctx), it.ID, 0); err != nil {
-				a.log.Warn("mark a reply delivered", "outbox_id", it.ID, "err", err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.bell:
-		}
-	}
 }
 
 // Status is a line for `nanobot status` and /readyz's details.

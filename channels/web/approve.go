@@ -28,14 +28,8 @@ type decision struct {
 
 // approvals are the console's pending approvals.
 type approvals struct {
-	hub  *hub
-	now  func() time.Time
 	mu   sync.Mutex
 	open map[string]*approval
-}
-
-func newApprovals(h *hub, now func() time.Time) *approvals {
-	return &approvals{hub: h, now: now, open: map[string]*approval{}}
 }
 
 // ErrNoPage refuses an approval at once when no page of the console is
@@ -58,7 +52,7 @@ func (w *Web) Approve(ctx context.Context, command, reason string) (bool, string
 	p.mu.Lock()
 	p.open[a.ID] = a
 	p.mu.Unlock()
-	p.hub.publish("approval", a)
+	w.hub.publish("approval", a)
 	w.log.Info("approval asked in the web console", "id", a.ID)
 	timer := time.NewTimer(w.cfg.ApprovalTimeout)
 	defer timer.Stop()
@@ -79,7 +73,7 @@ func (w *Web) Approve(ctx context.Context, command, reason string) (bool, string
 	p.mu.Lock()
 	delete(p.open, a.ID)
 	p.mu.Unlock()
-	p.hub.publish("approval_done", map[string]string{"id": a.ID, "outcome": outcome})
+	w.hub.publish("approval_done", map[string]string{"id": a.ID, "outcome": outcome})
 	return d.ok, d.by, err
 }
 

@@ -68,12 +68,8 @@ func (w *Web) Plan(_ context.Context, batch []*turns.Job) turns.Plan {
 
 // Busy tells the pages a turn runs, until it ends.
 func (w *Web) Busy(context.Context, []*turns.Job) func() {
-	w.running.Store(true)
 	w.hub.publish("turn", map[string]bool{"running": true})
-	return func() {
-		w.running.Store(false)
-		w.hub.publish("turn", map[string]bool{"running": false})
-	}
+	return func() { w.hub.publish("turn", map[string]bool{"running": false}) }
 }
 
 // progressEvent is a tool call as the page shows it.

@@ -92,7 +92,7 @@ func (w *Web) events(rw http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	rw.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(rw)
-	fmt.Fprintf(rw, "retry: 2000\n\nevent: turn\ndata: {\"running\":%t}\n\n", w.running.Load())
+	fmt.Fprintf(rw, "retry: 2000\n\nevent: turn\ndata: {\"running\":%t}\n\n", w.engine.ChatLoad(Session()).Busy)
 	rc.Flush()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()

@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nanobot-go/nanobot/agent"
@@ -103,11 +102,9 @@ type Web struct {
 	approvals *approvals
 	limiter   *limiter
 
-	ln       net.Listener
-	srv      *http.Server
-	stopping chan struct{}
-	running  atomic.Bool // a turn of the chat runs
-	mu       sync.Mutex
+	ln  net.Listener
+	srv *http.Server
+	mu  sync.Mutex
 }
 
 // Deps are the parts of the daemon the console works with.
@@ -141,8 +138,8 @@ func New(cfg Config, deps Deps, log *slog.Logger, hooks Hooks) (*Web, error) {
 	}
 	w := &Web{cfg: cfg, base: base, store: deps.Store, engine: deps.Engine, sessions: deps.Sessions, auth: deps.Auth,
 		dash: deps.Dashboard, bell: deps.Bell, log: log.With("channel", Channel), hooks: hooks,
-		hub: newHub(), limiter: newLimiter(cfg.Now), stopping: make(chan struct{})}
-	w.approvals = newApprovals(w.hub, cfg.Now)
+		hub: newHub(), limiter: newLimiter(cfg.Now),
+		approvals: &approvals{open: map[string]*approval{}}}
 	return w, nil
 }
 
@@ -162,11 +159,7 @@ func baseURL(cfg Config) (*url.URL, error) {
 		if !loopback.Only(cfg.Listen) {
 			return nil, ErrOpenToNetwork
 		}
-		host := cfg.Listen
-		if strings.HasPrefix(host, ":") {
-			host = "127.0.0.1" + host
-		}
-		return &url.URL{Scheme: "http", Host: host}, nil
+		return &url.URL{Scheme: "http", Host: cfg.Listen}, nil
 	}
 	u, err := url.Parse(strings.TrimRight(cfg.PublicURL, "/"))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -222,7 +215,11 @@ func (w *Web) Run(ctx context.Context) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { w.drain(ctx) })
+	// The replies are in the session already: a page fetches them on the
+	// event, and one opened later reads them then.
+	wg.Go(func() {
+		turns.Drain(ctx, w.store, Channel, w.bell, w.log, func() { w.hub.publish("message", struct{}{}) })
+	})
 	served := make(chan error, 1)
 	go func() { served <- w.srv.Serve(w.ln) }()
 	w.log.Info("web console listening", "addr", w.Addr(), "url", w.URL())
@@ -231,7 +228,6 @@ func (w *Web) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case err = <-served:
 	}
-	close(w.stopping)
 	w.hub.close()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -241,31 +237,6 @@ func (w *Web) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
-}
-
-// drain hands the chat's replies to the open pages as they are queued:
-// the text is in the session already, a page fetches it on the event. A
-// reply with no page open is read when one opens.
-func (w *Web) drain(ctx context.Context) {
-	for {
-		items, err := w.store.PendingOutbound(ctx, Channel)
-		if err != nil && ctx.Err() == nil {
-			w.log.Warn("read the outbox", "err", err)
-		}
-		for _, it := range items {
-			if err := w.store.MarkSent(context.WithoutCancel(ctx), it.ID, 0); err != nil {
-				w.log.Warn("mark a reply delivered", "outbox_id", it.ID, "err", err)
-			}
-		}
-		if len(items) > 0 {
-			w.hub.publish("message", struct{}{})
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.bell:
-		}
-	}
 }
 
 // Status is a line for `nanobot status` and /readyz's details.
