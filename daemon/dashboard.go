@@ -129,10 +129,7 @@ func (b dashboard) RemoveJob(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.d.store.Job(ctx, id); err != nil {
-		return fmt.Errorf("%w: %w", web.ErrNotFound, err)
-	}
-	return s.Remove(ctx, jobs.Chat{}, id)
+	return jobErr(s.Remove(ctx, jobs.Chat{}, id))
 }
 
 func (b dashboard) MemoryScopes(ctx context.Context) ([]web.MemoryDoc, error) {

@@ -224,7 +224,7 @@ func (s *Service) Remove(ctx context.Context, chat Chat, id int64) error {
 	}
 	if !ok {
 		if chat.Channel == "" {
-			return fmt.Errorf("there is no job %d", id)
+			return noJobError{id}
 		}
 		return fmt.Errorf("this chat has no job %d; list the jobs to see their ids", id)
 	}

@@ -296,6 +296,9 @@ func TestChatsSeeOnlyTheirJobs(t *testing.T) {
 	if err := r.svc.Remove(t.Context(), bob, j.ID); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("this chat has no job %d", j.ID)) {
 		t.Errorf("bob removing alice's job: %v", err)
 	}
+	if err := r.svc.Remove(t.Context(), jobs.Chat{}, 999); !errors.Is(err, jobs.ErrNotFound) || err.Error() != "there is no job 999" {
+		t.Errorf("removing an unknown job from any chat: %v, want ErrNotFound worded for people", err)
+	}
 	if list, _ := r.svc.List(t.Context(), alice); !strings.HasPrefix(list, "2 scheduled jobs:") {
 		t.Errorf("alice lists %q", list)
 	}
