@@ -33,6 +33,12 @@ func TestChainFallsBackAndCoolsDown(t *testing.T) {
 		t.Errorf("Answered() = %q, want the fallback named by model and host", name)
 	}
 
+	eps := c.Endpoints()
+	if len(eps) != 2 || !eps[0].DownUntil.Equal(now.Add(5*time.Minute)) || !eps[1].DownUntil.IsZero() ||
+		!strings.HasPrefix(eps[0].Name, "gpt-4o-mini@") || eps[1].Name != c.Answered() {
+		t.Errorf("Endpoints() = %+v, want the primary resting for the cooldown, the fallback that answered available", eps)
+	}
+
 	// Within the cooldown the failed primary is not asked first.
 	if _, err := c.Complete(t.Context(), req); err != nil {
 		t.Fatal(err)
@@ -47,6 +53,9 @@ func TestChainFallsBackAndCoolsDown(t *testing.T) {
 	resp, err = c.Complete(t.Context(), req)
 	if err != nil || resp.Message.Content != "primary is back" || resp.Model != "gpt-4o-mini" {
 		t.Errorf("after the cooldown Complete = %+v, %v; want the primary's answer", resp, err)
+	}
+	if eps := c.Endpoints(); !eps[0].DownUntil.IsZero() {
+		t.Errorf("after the cooldown the primary still rests: %+v", eps)
 	}
 	if len(answers) != 3 || !strings.HasPrefix(answers[0], "backup-model@") || !strings.HasPrefix(answers[2], "gpt-4o-mini@") {
 		t.Errorf("endpoints told = %q, want the fallback twice, then the primary", answers)

@@ -189,6 +189,16 @@ func TestWebConsoleInABrowser(t *testing.T) {
 		t.Error("the raw HTML is not shown as text")
 	}
 
+	// The audit trail, filtered by tool and verdict, holds the approved call.
+	audit := `fetch('/api/audit?tool=exec&verdict=ask').then(r => r.json()).then(d =>
+		d.entries.filter(e => e.args.includes('git push origin main') && e.outcome.includes('approved')).length)`
+	if n := evalInt(t, tab, audit); n != 1 {
+		t.Errorf("%d audit entries of the approved push, want 1", n)
+	}
+	if n := evalInt(t, tab, `fetch('/api/audit?verdict=deny').then(r => r.json()).then(d => d.entries.length)`); n != 0 {
+		t.Errorf("%d denied calls in the audit trail, want none", n)
+	}
+
 	// A script of the page (or one injected into it) without the page's
 	// token changes nothing.
 	forged := `fetch('/api/memory/doc?scope=global', {method: 'PUT', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': 'forged'},
@@ -234,6 +244,11 @@ func TestWebConsoleInABrowser(t *testing.T) {
 		waitText(`#messages .note`, "New conversation"))
 	if n := evalInt(t, tab, `fetch('/api/messages').then(r => r.json()).then(d => d.messages.length)`); n != 0 {
 		t.Errorf("%d messages after /new, want none", n)
+	}
+	history := `fetch('/api/history?scope=global&q=pushed').then(r => r.json()).then(d =>
+		d.entries.filter(e => e.text.includes("Pushed the owner's work.")).length)`
+	if n := evalInt(t, tab, history); n != 1 {
+		t.Errorf("HISTORY search for the consolidated conversation found %d entries, want 1", n)
 	}
 	// A turn that would not end is stopped from the page.
 	drive(t, tab, "stop", chromedp.SendKeys(chromedp.CSS(`#message-input`), "think it over for a long time"),

@@ -181,9 +181,41 @@ func TestWebConsoleOperations(t *testing.T) {
 	if !strings.Contains(details, "web: listening on "+addr) || !strings.Contains(details, "telegram: polling") {
 		t.Errorf("/readyz details:\n%s", details)
 	}
+	var overview struct{ Lines []string }
+	s.get("/api/overview", &overview)
+	if all := strings.Join(overview.Lines, "\n"); !strings.Contains(all, "Endpoints: gpt-4o-mini@127.0.0.1:") ||
+		!strings.Contains(all, "telegram: polling") || !strings.Contains(all, "web: listening on "+addr) || !strings.Contains(all, "Heartbeat:") {
+		t.Errorf("the overview:\n%s", all)
+	}
 	_, metrics, _ := httpGet(t.Context(), "http://"+admin+"/metrics")
 	if !strings.Contains(metrics, `nanobot_web_signins_total{outcome="ok"} 1`) || !strings.Contains(metrics, `nanobot_web_requests_total{kind="api"}`) {
 		t.Errorf("/metrics lacks the console's counters:\n%s", metrics)
+	}
+
+	// Jobs: run one now (a firing in the inbox, answered like a due one),
+	// remove it, and a second removal finds nothing.
+	if r := runCLI(t.Context(), "", "-c", h.cfg, "cron", "add", "--message", "water the plants", "--every", "24h",
+		"--chat", fmt.Sprint(owner)); r.code != 0 {
+		t.Fatalf("cron add: %s", r.stderr)
+	}
+	h.model.Script(openaitest.Reply{Text: "Time to water the plants."})
+	if code, body := s.do(http.MethodPost, "/api/jobs/1/run", ""); code != http.StatusAccepted {
+		t.Errorf("run now = %d %s", code, body)
+	}
+	waitSentContaining(t, h.tg, owner, "Time to water the plants.")
+	if code, body := s.do(http.MethodDelete, "/api/jobs/1", ""); code != http.StatusNoContent {
+		t.Errorf("remove = %d %s", code, body)
+	}
+	if code, body := s.do(http.MethodDelete, "/api/jobs/1", ""); code != http.StatusNotFound {
+		t.Errorf("remove again = %d %s, want 404", code, body)
+	}
+	// MEMORY edited elsewhere meanwhile is not overwritten.
+	if code, body := s.do(http.MethodPut, "/api/memory/doc?scope=global", `{"doc":"- first","base":""}`); code != http.StatusOK {
+		t.Fatalf("first edit = %d %s", code, body)
+	}
+	code, body := s.do(http.MethodPut, "/api/memory/doc?scope=global", `{"doc":"- stale","base":""}`)
+	if code != http.StatusConflict || !strings.Contains(string(body), `"doc":"- first"`) {
+		t.Errorf("an edit from a stale text = %d %s, want 409 with the current text", code, body)
 	}
 
 	r = runCLI(t.Context(), "", "-c", h.cfg, "web", "sessions")
